@@ -1,0 +1,149 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Want says what a Snapshot reads. The server's identity is always read.
+type Want struct {
+	Sessions bool
+	Windows  bool
+	Panes    bool
+	Clients  bool
+	Scope    PaneScope // narrows Windows and Panes
+}
+
+// Snapshot is what one tmux invocation reported: the commands run in one
+// queue step, so the rows describe one moment.
+type Snapshot struct {
+	Server   ServerInfo
+	Sessions []Session
+	Windows  []Window
+	Panes    []Pane
+	Clients  []AttachedClient
+}
+
+// serverRow is the identity row every snapshot starts with.
+type serverRow struct {
+	pid, start, sessions int
+	socket               string
+}
+
+var serverFields = []field[serverRow]{
+	num("pid", func(r *serverRow) *int { return &r.pid }),
+	num("start_time", func(r *serverRow) *int { return &r.start }),
+	num("server_sessions", func(r *serverRow) *int { return &r.sessions }),
+	str("socket_path", func(r *serverRow) *string { return &r.socket }),
+}
+
+// Snapshot reads the server identity and the rows asked for in a single
+// tmux invocation. A server with no sessions answers empty lists.
+func (c *Client) Snapshot(ctx context.Context, want Want) (Snapshot, error) {
+	args := []string{"display-message", "-p", "I" + fieldSep + format(serverFields)}
+	add := func(tag string, cmd ...string) {
+		// Each row starts with its tag; format() ends it with recordSep.
+		n := len(cmd)
+		cmd[n-1] = tag + fieldSep + cmd[n-1]
+		args = append(append(args, ";"), cmd...)
+	}
+	if want.Sessions {
+		add("S", "list-sessions", "-F", format(sessionFields))
+	}
+	if want.Windows {
+		cmd := []string{"list-windows"}
+		switch {
+		case want.Scope.SessionID != "":
+			if !ValidSessionID(want.Scope.SessionID) {
+				return Snapshot{}, fmt.Errorf("session id %q is not of the form $N", want.Scope.SessionID)
+			}
+			cmd = append(cmd, "-t", want.Scope.SessionID)
+		default:
+			cmd = append(cmd, "-a")
+		}
+		add("W", append(cmd, "-F", format(windowFields))...)
+	}
+	if want.Panes {
+		cmd := []string{"list-panes"}
+		switch {
+		case want.Scope.WindowID != "":
+			if !ValidWindowID(want.Scope.WindowID) {
+				return Snapshot{}, fmt.Errorf("window id %q is not of the form @N", want.Scope.WindowID)
+			}
+			cmd = append(cmd, "-t", want.Scope.WindowID)
+		case want.Scope.SessionID != "":
+			if !ValidSessionID(want.Scope.SessionID) {
+				return Snapshot{}, fmt.Errorf("session id %q is not of the form $N", want.Scope.SessionID)
+			}
+			cmd = append(cmd, "-s", "-t", want.Scope.SessionID)
+		default:
+			cmd = append(cmd, "-a")
+		}
+		add("P", append(cmd, "-F", format(paneFields))...)
+	}
+	if want.Clients {
+		add("C", "list-clients", "-F", format(clientFields))
+	}
+	out, runErr := c.Run(ctx, args...)
+	snap, sessions, err := parseSnapshot(out)
+	if runErr != nil {
+		// tmux answers "no current target" to the list commands of a
+		// server without sessions; that is an empty server, not an error.
+		var te *Error
+		if err == nil && sessions == 0 && errors.As(runErr, &te) && strings.Contains(te.Stderr, "no current target") {
+			return snap, nil
+		}
+		return Snapshot{}, runErr
+	}
+	return snap, err
+}
+
+// parseSnapshot splits tagged records by kind and parses each.
+func parseSnapshot(out string) (Snapshot, int, error) {
+	var snap Snapshot
+	parts := map[string]*strings.Builder{}
+	for _, rec := range strings.Split(out, recordSep) {
+		rec = strings.TrimPrefix(rec, "\n")
+		if rec == "" {
+			continue
+		}
+		tag, body, ok := strings.Cut(rec, fieldSep)
+		if !ok {
+			return snap, 0, fmt.Errorf("untagged tmux row %q", rec)
+		}
+		b := parts[tag]
+		if b == nil {
+			b = &strings.Builder{}
+			parts[tag] = b
+		}
+		b.WriteString(body + recordSep)
+	}
+	text := func(tag string) string {
+		if b := parts[tag]; b != nil {
+			return b.String()
+		}
+		return ""
+	}
+	ids, err := parseRows(text("I"), serverFields)
+	if err != nil {
+		return snap, 0, err
+	}
+	if len(ids) != 1 {
+		return snap, 0, fmt.Errorf("tmux did not report its identity: %q", out)
+	}
+	id := ids[0]
+	snap.Server = ServerInfo{PID: id.pid, StartTime: id.start, SocketPath: id.socket, Generation: Generation(id.pid, id.start, id.socket)}
+	var errs []error
+	var e error
+	snap.Sessions, e = parseRows(text("S"), sessionFields)
+	errs = append(errs, e)
+	snap.Windows, e = parseRows(text("W"), windowFields)
+	errs = append(errs, e)
+	snap.Panes, e = parseRows(text("P"), paneFields)
+	errs = append(errs, e)
+	snap.Clients, e = parseRows(text("C"), clientFields)
+	errs = append(errs, e)
+	return snap, id.sessions, errors.Join(errs...)
+}
