@@ -140,9 +140,10 @@ func ValidWindowID(s string) bool { return windowIDPattern.MatchString(s) }
 // ValidSessionID reports whether s has the shape of a session id ($1).
 func ValidSessionID(s string) bool { return sessionIDPattern.MatchString(s) }
 
-// PaneScope narrows a listing: a window id (@2), a session id ($1), or
-// nothing for the whole server.
+// PaneScope narrows a listing: a pane id (%3: the panes of its window), a
+// window id (@2), a session id ($1), or nothing for the whole server.
 type PaneScope struct {
 	SessionID string
 	WindowID  string
+	PaneID    string
 }

@@ -68,6 +68,11 @@ func (c *Client) Snapshot(ctx context.Context, want Want) (Snapshot, error) {
 	if want.Panes {
 		cmd := []string{"list-panes"}
 		switch {
+		case want.Scope.PaneID != "":
+			if !ValidPaneID(want.Scope.PaneID) {
+				return Snapshot{}, fmt.Errorf("pane id %q is not of the form %%N", want.Scope.PaneID)
+			}
+			cmd = append(cmd, "-t", want.Scope.PaneID)
 		case want.Scope.WindowID != "":
 			if !ValidWindowID(want.Scope.WindowID) {
 				return Snapshot{}, fmt.Errorf("window id %q is not of the form @N", want.Scope.WindowID)

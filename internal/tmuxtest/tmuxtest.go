@@ -1,0 +1,148 @@
+// Package tmuxtest starts private tmux servers and zsh panes for tests.
+//
+// Each Server runs on a socket in its own short temporary directory (never
+// the default socket) with a test configuration, and is killed in
+// t.Cleanup. Shells start with ZDOTDIR pointing at a temporary rc so a
+// developer's own zsh setup never takes part. Tests that need tmux or zsh
+// skip when it is missing, unless LIBTMUX_MCP_REQUIRE_INTEGRATION=1 (set by
+// CI), which makes a missing tool a failure.
+package tmuxtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// Need skips (or, in CI, fails) the test when a program is missing.
+func Need(t testing.TB, programs ...string) {
+	t.Helper()
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			msg := fmt.Sprintf("%s is not installed (apt-get install tmux zsh)", p)
+			if os.Getenv("LIBTMUX_MCP_REQUIRE_INTEGRATION") == "1" {
+				t.Fatal(msg + "; LIBTMUX_MCP_REQUIRE_INTEGRATION=1 makes this a failure")
+			}
+			t.Skip(msg)
+		}
+	}
+}
+
+// Config is the tmux configuration test servers start with.
+const Config = `set -s exit-empty off
+set -g history-limit 50000
+set -g default-terminal screen
+set -g status off
+`
+
+// Server is a private tmux server.
+type Server struct {
+	t       testing.TB
+	Dir     string // private temporary directory (short path)
+	Socket  string // absolute socket path
+	Client  *tmux.Client
+	ZDOTDIR string
+}
+
+// Start starts a tmux server with Config on a fresh socket.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	Need(t, "tmux")
+	dir, err := os.MkdirTemp("", "lt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	conf := filepath.Join(dir, "tmux.conf")
+	zdot := filepath.Join(dir, "zdot")
+	if err := os.Mkdir(zdot, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	zshrc := "PS1='%% '\nRPROMPT=\nHISTFILE=" + filepath.Join(dir, "hist") + "\nSAVEHIST=100\nHISTSIZE=100\nsetopt INC_APPEND_HISTORY\nunsetopt BEEP\n"
+	for name, body := range map[string]string{conf: Config, filepath.Join(zdot, ".zshrc"): zshrc} {
+		if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Server{t: t, Dir: dir, Socket: filepath.Join(dir, "s"), ZDOTDIR: zdot}
+	s.Client, err = tmux.NewClient(tmux.Route{SocketPath: s.Socket, Config: conf}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Client.RunConfig(context.Background(), conf, "start-server"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "-S", s.Socket, "kill-server").Run() })
+	return s
+}
+
+// Run runs a tmux command on the server and fails the test on error.
+func (s *Server) Run(args ...string) string {
+	s.t.Helper()
+	out, err := s.Client.Run(context.Background(), args...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// NewSession creates a detached session running command (the default
+// shell when empty) and returns its first pane id.
+func (s *Server) NewSession(name string, command ...string) string {
+	s.t.Helper()
+	args := []string{"new-session", "-d", "-P", "-F", "#{pane_id}", "-x", "120", "-y", "30"}
+	if name != "" {
+		args = append(args, "-s", tmux.Literal(name))
+	}
+	args = append(args, command...)
+	return strings.TrimSpace(s.Run(args...))
+}
+
+// ZshSession creates a session running an interactive zsh with the test rc
+// and waits for its prompt. It returns the pane id.
+func (s *Server) ZshSession(name string) string {
+	s.t.Helper()
+	Need(s.t, "zsh")
+	pane := s.NewSession(name, "env", "ZDOTDIR="+s.ZDOTDIR, "zsh", "-i")
+	s.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "% ") })
+	return pane
+}
+
+// Capture returns the pane's visible text.
+func (s *Server) Capture(pane string) string {
+	s.t.Helper()
+	return s.Run("capture-pane", "-p", "-t", pane)
+}
+
+// WaitFor polls the pane's screen until ok accepts it, for at most 15 s,
+// and fails the test with the screen when it never does.
+func (s *Server) WaitFor(pane string, ok func(screen string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		screen := s.Capture(pane)
+		if ok(screen) {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("pane %s never reached the expected state; it shows:\n%s", pane, screen)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronization
+	}
+}
+
+// Type sends text literally, then Enter when enter is true.
+func (s *Server) Type(pane, text string, enter bool) {
+	s.t.Helper()
+	s.Run("send-keys", "-t", pane, "-l", text)
+	if enter {
+		s.Run("send-keys", "-t", pane, "Enter")
+	}
+}

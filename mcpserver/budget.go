@@ -1,0 +1,65 @@
+package mcpserver
+
+import "unicode/utf8"
+
+// budget bounds what a read returns, by lines and by characters (Unicode
+// code points).
+type budget struct {
+	lines int
+	chars int
+}
+
+// trimmed is a bounded read: the newest lines that fit, and what was left
+// out. DroppedChars counts every character not returned, including those of
+// dropped lines; line breaks are not counted.
+type trimmed struct {
+	Lines        []string `json:"lines"`
+	DroppedLines int      `json:"droppedLines"`
+	DroppedChars int      `json:"droppedChars"`
+}
+
+// keepNewest applies b to lines, keeping the newest. A single line longer
+// than the character budget keeps its tail.
+func (b budget) keepNewest(lines []string) trimmed {
+	var t trimmed
+	first := len(lines)
+	left := b.chars
+	for first > 0 && len(lines)-first < b.lines {
+		n := utf8.RuneCountInString(lines[first-1])
+		if n > left {
+			break
+		}
+		left -= n
+		first--
+	}
+	kept := append([]string{}, lines[first:]...)
+	// Characters left but the next older line is too long for them: keep
+	// its tail, the part nearest the newer lines.
+	if first > 0 && len(kept) < b.lines && left > 0 {
+		line := lines[first-1]
+		n := utf8.RuneCountInString(line)
+		tail := tailRunes(line, left)
+		t.DroppedChars += n - utf8.RuneCountInString(tail)
+		kept = append([]string{tail}, kept...)
+		first--
+	}
+	for _, l := range lines[:first] {
+		t.DroppedChars += utf8.RuneCountInString(l)
+	}
+	t.DroppedLines = first
+	t.Lines = kept
+	return t
+}
+
+// tailRunes returns the last n code points of s.
+func tailRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	i := len(s)
+	for count := 0; i > 0 && count < n; count++ {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return s[i:]
+}

@@ -1,0 +1,92 @@
+package mcpserver
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// Defaults and ceilings of the configuration.
+const (
+	DefaultWaitMax        = 30 * time.Second
+	MaxWaitMax            = 120 * time.Second
+	DefaultMaxResultLines = 200
+	DefaultMaxResultChars = 65536
+	DefaultRunTimeout     = 120 * time.Second
+	DefaultEnrollTimeout  = 60 * time.Second
+	MaxEnrollTimeout      = 300 * time.Second
+	DefaultShellAnswer    = 2 * time.Second
+	MaxEnrolledPanes      = 8
+)
+
+// Config is everything the server needs, resolved from flags and
+// environment by LoadConfig (or filled in by an embedding program).
+type Config struct {
+	Version string
+
+	Route          tmux.Route
+	CommandTimeout time.Duration // each internal tmux call
+
+	// Toolsets selects the toolsets; nil means the default for the
+	// server's provenance. An empty non-nil slice selects none.
+	Toolsets     []string
+	EnableTools  []string // added after the toolsets
+	ExcludeTools []string // removed last
+
+	MaxResultLines int
+	MaxResultChars int
+	WaitMax        time.Duration
+	Live           bool   // control-mode connections allowed
+	Attended       string // typing, watched or ignore
+
+	// Enrollment (tmux_run).
+	EnrollPanes   []EnrollPane
+	EnrollTimeout time.Duration
+	RunTimeout    time.Duration
+	Helper        string // absolute path of libtmux-mcp-helper
+	ShellAnswer   time.Duration
+
+	// Caller identifies the pane this process runs in, from TMUX and
+	// TMUX_PANE; empty when not inside tmux.
+	CallerTMUX string
+	CallerPane string
+
+	LogLevel slog.Level
+	HTTPAddr string
+}
+
+// EnrollPane is one --enroll-pane %ID=FILE.
+type EnrollPane struct {
+	Pane string
+	File string // absolute
+}
+
+// withDefaults fills zero values with the documented defaults.
+func (c Config) withDefaults() Config {
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = tmux.DefaultTimeout
+	}
+	if c.MaxResultLines <= 0 {
+		c.MaxResultLines = DefaultMaxResultLines
+	}
+	if c.MaxResultChars <= 0 {
+		c.MaxResultChars = DefaultMaxResultChars
+	}
+	if c.WaitMax <= 0 {
+		c.WaitMax = DefaultWaitMax
+	}
+	if c.Attended == "" {
+		c.Attended = "typing"
+	}
+	if c.EnrollTimeout <= 0 {
+		c.EnrollTimeout = DefaultEnrollTimeout
+	}
+	if c.RunTimeout <= 0 {
+		c.RunTimeout = DefaultRunTimeout
+	}
+	if c.ShellAnswer <= 0 {
+		c.ShellAnswer = DefaultShellAnswer
+	}
+	return c
+}

@@ -1,0 +1,180 @@
+package mcpserver
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+)
+
+func TestInspectAgainstRealServer(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("work", "sh")
+	second := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", pane, "sh"))
+	cs := connect(t, ts, Config{})
+
+	var info serverInfoResult
+	call(t, cs, "get_server_info", map[string]any{}, &info)
+	if info.Sessions != 1 || info.Windows != 1 || info.Panes != 2 {
+		t.Errorf("get_server_info counts = %d/%d/%d; want 1/1/2", info.Sessions, info.Windows, info.Panes)
+	}
+	if info.Socket != ts.Socket || info.ServerGeneration == "" || info.ServerPID == 0 {
+		t.Errorf("get_server_info = %+v", info)
+	}
+	if info.Provenance.State != "existing" {
+		t.Errorf("provenance = %+v; want existing (the test started the server)", info.Provenance)
+	}
+
+	var sessions listSessionsResult
+	call(t, cs, "list_sessions", nil, &sessions)
+	if len(sessions.Sessions) != 1 || sessions.Sessions[0].Name != "work" {
+		t.Fatalf("list_sessions = %+v", sessions)
+	}
+	sid := sessions.Sessions[0].SessionID
+
+	var windows listWindowsResult
+	call(t, cs, "list_windows", map[string]any{"sessionId": sid}, &windows)
+	if len(windows.Windows) != 1 || windows.Windows[0].Panes != 2 {
+		t.Fatalf("list_windows = %+v", windows)
+	}
+
+	var panes listPanesResult
+	call(t, cs, "list_panes", map[string]any{"windowId": windows.Windows[0].WindowID}, &panes)
+	var ids []string
+	for _, p := range panes.Panes {
+		ids = append(ids, p.PaneID)
+		if p.ServerGeneration != info.ServerGeneration || p.Enrollment != "none" || p.Watched || p.Caller {
+			t.Errorf("pane row %+v", p)
+		}
+	}
+	if diff := cmp.Diff([]string{pane, second}, ids); diff != "" {
+		t.Errorf("list_panes ids (-want +got):\n%s", diff)
+	}
+
+	var si sessionInfoResult
+	call(t, cs, "get_session_info", map[string]any{"sessionName": "work"}, &si)
+	if si.Session.SessionID != sid || len(si.Windows) != 1 {
+		t.Errorf("get_session_info = %+v", si)
+	}
+	var wi windowInfoResult
+	call(t, cs, "get_window_info", map[string]any{"windowId": windows.Windows[0].WindowID}, &wi)
+	if len(wi.Panes) != 2 {
+		t.Errorf("get_window_info = %+v", wi)
+	}
+	var pi paneInfoResult
+	call(t, cs, "get_pane_info", map[string]any{"paneId": second}, &pi)
+	if pi.Pane.PaneID != second || pi.Pane.CurrentCommand != "sh" {
+		t.Errorf("get_pane_info = %+v", pi.Pane)
+	}
+
+	ts.Type(pane, "printf 'alpha\\nbeta <&>\\n'", true)
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "beta <&>\n") })
+	var cap capturePaneResult
+	call(t, cs, "capture_pane", map[string]any{"paneId": pane}, &cap)
+	if got := strings.Join(cap.Lines, "\n"); !strings.Contains(got, "alpha\nbeta <&>") {
+		t.Errorf("capture_pane lines = %q", cap.Lines)
+	}
+}
+
+func TestUnknownTargetsNameTheRecovery(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.NewSession("a", "sh")
+	cs := connect(t, ts, Config{})
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"get_pane_info", map[string]any{"paneId": "%99"}, "no pane %99 on this server; call list_panes for the 1 that exist"},
+		{"capture_pane", map[string]any{"paneId": "%99"}, "call list_panes"},
+		{"get_window_info", map[string]any{"windowId": "@99"}, "call list_windows"},
+		{"list_panes", map[string]any{"sessionId": "$99"}, "call list_sessions"},
+		{"get_session_info", map[string]any{"sessionName": "nope"}, "call list_sessions for the 1 that exist"},
+		{"get_pane_info", map[string]any{"paneId": "3"}, "not a tmux pane id"},
+		// Malformed arguments are tool errors, not crashes.
+		{"get_pane_info", map[string]any{"paneId": 3}, "paneId"},
+		{"capture_pane", map[string]any{"paneId": "%0", "bogus": true}, "bogus"},
+	} {
+		got := call(t, cs, tc.tool, tc.args, nil)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s %v: error %q; want it to contain %q", tc.tool, tc.args, got, tc.want)
+		}
+	}
+	// The server still answers after the bad calls.
+	var s listSessionsResult
+	call(t, cs, "list_sessions", nil, &s)
+	if len(s.Sessions) != 1 {
+		t.Errorf("list_sessions after errors = %+v", s)
+	}
+}
+
+func TestCaptureOfHugeLineStaysInBudget(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("big", "sh")
+	line := strings.Repeat("0123456789", 50_000) // 500 KB, one line
+	file := ts.Dir + "/line"
+	if err := os.WriteFile(file, []byte(line+"\nEND\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts.Type(pane, "clear; cat "+file, true)
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "END") })
+	cs := connect(t, ts, Config{})
+	var cap capturePaneResult
+	call(t, cs, "capture_pane", map[string]any{"paneId": pane, "start": -100000, "joinWrapped": true}, &cap)
+	total := 0
+	for _, l := range cap.Lines {
+		total += utf8.RuneCountInString(l)
+	}
+	if total > DefaultMaxResultChars {
+		t.Fatalf("capture returned %d characters; budget is %d", total, DefaultMaxResultChars)
+	}
+	if cap.DroppedChars < len(line)-DefaultMaxResultChars || cap.Note == "" {
+		t.Errorf("droppedChars = %d, note %q; want at least %d and a note", cap.DroppedChars, cap.Note, len(line)-DefaultMaxResultChars)
+	}
+	joined := strings.Join(cap.Lines, "\n")
+	if !strings.HasSuffix(joined, "789\nEND") && !strings.Contains(joined, "0123456789\nEND") {
+		t.Errorf("capture does not end with the line's tail and END: ...%q", joined[max(0, len(joined)-40):])
+	}
+}
+
+func TestSessionNamesComeBackAsTmuxReportsThem(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	for _, name := range []string{"two words", `it's "quoted"`, "hash #{pane_id} ##", "ünïcödé ✓", "tab\there"} {
+		ts.NewSession(name, "sh")
+	}
+	cs := connect(t, ts, Config{})
+	want := strings.Split(strings.TrimSuffix(ts.Run("list-sessions", "-F", "#{session_name}"), "\n"), "\n")
+	var got listSessionsResult
+	call(t, cs, "list_sessions", nil, &got)
+	var names []string
+	for _, s := range got.Sessions {
+		names = append(names, s.Name)
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("names (-tmux +list_sessions):\n%s", diff)
+	}
+	if !strings.Contains(strings.Join(names, "|"), "hash #{pane_id} ##") {
+		t.Errorf("a # in a name was expanded: %q", names)
+	}
+}
+
+func TestListPanesWithoutLocale(t *testing.T) {
+	t.Setenv("LANG", "")
+	t.Setenv("LC_ALL", "")
+	t.Setenv("LC_CTYPE", "")
+	os.Unsetenv("LANG")
+	os.Unsetenv("LC_ALL")
+	os.Unsetenv("LC_CTYPE")
+	ts := tmuxtest.Start(t)
+	ts.NewSession("ünï\tcode", "sh")
+	cs := connect(t, ts, Config{})
+	var got listPanesResult
+	call(t, cs, "list_panes", nil, &got)
+	want := strings.TrimSuffix(ts.Run("list-panes", "-a", "-F", "#{session_name}"), "\n")
+	if len(got.Panes) != 1 || got.Panes[0].SessionName != want || !strings.Contains(want, "ünï") {
+		t.Errorf("list_panes without a locale = %+v; tmux reports session %q", got.Panes, want)
+	}
+}

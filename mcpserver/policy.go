@@ -1,0 +1,121 @@
+package mcpserver
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// The four toolsets. They are unordered capabilities, not trust levels.
+const (
+	Inspect  = "inspect"
+	Manage   = "manage"
+	Execute  = "execute"
+	Teardown = "teardown"
+)
+
+// Toolsets lists every toolset name.
+var Toolsets = []string{Execute, Inspect, Manage, Teardown}
+
+// OptIn marks a tool that belongs to no toolset and exists only when named
+// with --enable-tool.
+const OptIn = ""
+
+// catalog maps every tool this server implements to its toolset.
+var catalog = map[string]string{
+	"get_server_info":  Inspect,
+	"list_sessions":    Inspect,
+	"list_windows":     Inspect,
+	"list_panes":       Inspect,
+	"get_session_info": Inspect,
+	"get_window_info":  Inspect,
+	"get_pane_info":    Inspect,
+	"capture_pane":     Inspect,
+}
+
+// KnownTool reports whether name is a tool of this server.
+func KnownTool(name string) bool { _, ok := catalog[name]; return ok }
+
+// KnownToolset reports whether name is a toolset.
+func KnownToolset(name string) bool { return slices.Contains(Toolsets, name) }
+
+// ToolNames lists every tool of this server, sorted.
+func ToolNames() []string {
+	names := make([]string, 0, len(catalog))
+	for n := range catalog {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Selection is the frozen tool surface of one server.
+type Selection struct {
+	Toolsets []string // effective toolsets, sorted
+	Enabled  []string // named inclusions
+	Excluded []string // exclusions
+	Tools    []string // the tools that exist, sorted
+}
+
+// Has reports whether tool is part of the selection.
+func (s Selection) Has(tool string) bool { _, ok := slices.BinarySearch(s.Tools, tool); return ok }
+
+// DefaultToolsets is the toolset selection for a server of provenance p:
+// all four only for a new server on the shipped minimal configuration.
+func DefaultToolsets(p tmux.Provenance) []string {
+	if p.State == "new" && p.Config == "minimal" {
+		return []string{Execute, Inspect, Manage, Teardown}
+	}
+	return []string{Execute, Inspect, Manage}
+}
+
+// Select resolves the selection: toolsets (nil for the provenance default),
+// then named inclusions, then exclusions. Unknown names are errors.
+func Select(p tmux.Provenance, toolsets, enable, exclude []string) (Selection, error) {
+	if toolsets == nil {
+		toolsets = DefaultToolsets(p)
+	}
+	for _, ts := range toolsets {
+		if !KnownToolset(ts) {
+			return Selection{}, fmt.Errorf("unknown toolset %q; the toolsets are %s", ts, strings.Join(Toolsets, ", "))
+		}
+	}
+	for _, list := range [][]string{enable, exclude} {
+		for _, name := range list {
+			if !KnownTool(name) {
+				return Selection{}, fmt.Errorf("unknown tool %q; the tools are %s", name, strings.Join(ToolNames(), ", "))
+			}
+		}
+	}
+	on := map[string]bool{}
+	for name, ts := range catalog {
+		if ts != OptIn && slices.Contains(toolsets, ts) {
+			on[name] = true
+		}
+	}
+	for _, name := range enable {
+		on[name] = true
+	}
+	for _, name := range exclude {
+		delete(on, name)
+	}
+	sel := Selection{
+		Toolsets: sorted(toolsets),
+		Enabled:  sorted(enable),
+		Excluded: sorted(exclude),
+	}
+	for name := range on {
+		sel.Tools = append(sel.Tools, name)
+	}
+	sort.Strings(sel.Tools)
+	return sel, nil
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	sort.Strings(out)
+	return slices.Compact(out)
+}

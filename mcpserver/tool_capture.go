@@ -1,0 +1,63 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type capturePaneParams struct {
+	PaneID      string `json:"paneId" jsonschema:"the pane id (%3)"`
+	Start       *int   `json:"start,omitempty" jsonschema:"first line: 0 is the top of the screen, negative values reach into the scrollback (-100 = 100 lines back); omitted = top of the screen"`
+	End         *int   `json:"end,omitempty" jsonschema:"last line, same numbering; omitted = bottom of the screen"`
+	JoinWrapped bool   `json:"joinWrapped,omitempty" jsonschema:"join lines the terminal wrapped at the pane's width"`
+}
+
+type capturePaneResult struct {
+	PaneID string `json:"paneId"`
+	trimmed
+	Note string `json:"note,omitempty"`
+}
+
+func (s *server) addCapture() {
+	addTool(s, toolSpec[capturePaneParams, capturePaneResult]{
+		name:  "capture_pane",
+		title: "Capture pane",
+		description: "The text a pane shows (its rendered screen), or part of its scrollback with start/end. " +
+			"Bounded: keeps the newest lines within the line and character budgets and reports droppedLines and droppedChars; " +
+			"blank rows at the bottom are left out. To watch a pane, prefer capture_since (only new lines). " +
+			`Example: {"paneId":"%3","start":-200,"joinWrapped":true}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"observe"},
+			Outputs:             []string{"terminal-content"},
+			InputLiteralization: map[string]string{},
+		},
+		handle: func(ctx context.Context, _ *mcp.CallToolRequest, in capturePaneParams) (capturePaneResult, error) {
+			if err := checkID("pane", in.PaneID); err != nil {
+				return capturePaneResult{}, err
+			}
+			out, err := s.tmux.Capture(ctx, in.PaneID, tmux.CaptureOptions{Start: in.Start, End: in.End, JoinWrapped: in.JoinWrapped})
+			if err != nil {
+				return capturePaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
+			}
+			res := capturePaneResult{PaneID: in.PaneID, trimmed: s.budget.keepNewest(splitCapture(out))}
+			if res.DroppedLines > 0 || res.DroppedChars > 0 {
+				res.Note = "older text was left out to stay within the read budget; narrow start/end to read it"
+			}
+			return res, nil
+		},
+	})
+}
+
+// splitCapture splits capture-pane output into lines without the blank
+// rows below the last text.
+func splitCapture(out string) []string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for len(lines) > 0 && strings.TrimRight(lines[len(lines)-1], " ") == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}

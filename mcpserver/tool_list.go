@@ -1,0 +1,133 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type listSessionsParams struct{}
+
+type listSessionsResult struct {
+	Sessions []sessionRow `json:"sessions"`
+	Note     string       `json:"note,omitempty"`
+}
+
+type listWindowsParams struct {
+	SessionID string `json:"sessionId,omitempty" jsonschema:"only the windows of this session ($1); all windows when omitted"`
+}
+
+type listWindowsResult struct {
+	Windows []windowRow `json:"windows"`
+	Note    string      `json:"note,omitempty"`
+}
+
+type listPanesParams struct {
+	SessionID string `json:"sessionId,omitempty" jsonschema:"only the panes of this session ($1)"`
+	WindowID  string `json:"windowId,omitempty" jsonschema:"only the panes of this window (@2)"`
+}
+
+type listPanesResult struct {
+	Panes []paneRow `json:"panes"`
+	Note  string    `json:"note,omitempty"`
+}
+
+func (s *server) addListTools() {
+	addTool(s, toolSpec[listSessionsParams, listSessionsResult]{
+		name:        "list_sessions",
+		title:       "List sessions",
+		description: "Every tmux session with its id ($1), exact name, window count and attached clients. Session names are reported exactly as tmux stores them.",
+		capability:  metadataOnly,
+		handle: func(ctx context.Context, _ *mcp.CallToolRequest, _ listSessionsParams) (listSessionsResult, error) {
+			snap, err := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true})
+			if err != nil {
+				return listSessionsResult{}, s.fail(err)
+			}
+			res := listSessionsResult{Sessions: make([]sessionRow, 0, len(snap.Sessions))}
+			for _, ss := range snap.Sessions {
+				res.Sessions = append(res.Sessions, toSessionRow(ss))
+			}
+			if len(res.Sessions) == 0 {
+				res.Note = "the server has no sessions"
+			}
+			return res, nil
+		},
+	})
+	addTool(s, toolSpec[listWindowsParams, listWindowsResult]{
+		name:        "list_windows",
+		title:       "List windows",
+		description: `Windows with their ids (@2), session, index, name, size and layout. Example: {"sessionId":"$0"}; omit it for every window.`,
+		capability:  metadataOnly,
+		handle: func(ctx context.Context, _ *mcp.CallToolRequest, in listWindowsParams) (listWindowsResult, error) {
+			if in.SessionID != "" {
+				if err := checkID("session", in.SessionID); err != nil {
+					return listWindowsResult{}, err
+				}
+			}
+			snap, err := s.tmux.Snapshot(ctx, tmux.Want{Windows: true, Scope: tmux.PaneScope{SessionID: in.SessionID}})
+			if err != nil {
+				return listWindowsResult{}, s.explain(ctx, err, "session", in.SessionID)
+			}
+			res := listWindowsResult{Windows: make([]windowRow, 0, len(snap.Windows))}
+			for _, w := range snap.Windows {
+				res.Windows = append(res.Windows, toWindowRow(w))
+			}
+			if len(res.Windows) == 0 {
+				res.Note = "the server has no sessions, so no windows"
+			}
+			return res, nil
+		},
+	})
+	addTool(s, toolSpec[listPanesParams, listPanesResult]{
+		name:  "list_panes",
+		title: "List panes",
+		description: "Panes with their ids (%3), place, size, running command, pid and state. " +
+			"caller marks the pane this server runs in; watched marks panes a person's client shows; " +
+			"enrollment says where tmux_run works. " + `Example: {"windowId":"@1"}; omit both filters for every pane.`,
+		capability: metadataOnly,
+		handle: func(ctx context.Context, _ *mcp.CallToolRequest, in listPanesParams) (listPanesResult, error) {
+			scope := tmux.PaneScope{SessionID: in.SessionID, WindowID: in.WindowID}
+			kind, id := "session", in.SessionID
+			switch {
+			case in.SessionID != "" && in.WindowID != "":
+				return listPanesResult{}, errors.New("give sessionId or windowId, not both; a window id already names its session")
+			case in.WindowID != "":
+				kind, id = "window", in.WindowID
+			}
+			if id != "" {
+				if err := checkID(kind, id); err != nil {
+					return listPanesResult{}, err
+				}
+			}
+			snap, err := s.tmux.Snapshot(ctx, tmux.Want{Panes: true, Clients: true, Scope: scope})
+			if err != nil {
+				return listPanesResult{}, s.explain(ctx, err, kind, id)
+			}
+			res := listPanesResult{Panes: s.paneRows(snap)}
+			if len(res.Panes) == 0 {
+				res.Note = "the server has no sessions, so no panes"
+			}
+			return res, nil
+		},
+	})
+}
+
+// onePane reads pane id and the clients in one call.
+func (s *server) onePane(ctx context.Context, id string) (paneRow, error) {
+	if err := checkID("pane", id); err != nil {
+		return paneRow{}, err
+	}
+	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Panes: true, Clients: true, Scope: tmux.PaneScope{PaneID: id}})
+	if err != nil {
+		return paneRow{}, s.explain(ctx, err, "pane", id)
+	}
+	for _, row := range s.paneRows(snap) {
+		if row.PaneID == id {
+			return row, nil
+		}
+	}
+	return paneRow{}, fmt.Errorf("no pane %s on this server; call list_panes for the panes that exist", id)
+}

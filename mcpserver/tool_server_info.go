@@ -1,0 +1,56 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type serverInfoParams struct{}
+
+type serverInfoResult struct {
+	Socket           string          `json:"socket" jsonschema:"the socket path"`
+	Provenance       tmux.Provenance `json:"provenance" jsonschema:"state new or existing; config minimal or other"`
+	TmuxVersion      string          `json:"tmuxVersion"`
+	ServerPID        int             `json:"serverPid"`
+	ServerGeneration string          `json:"serverGeneration" jsonschema:"changes when the server restarts"`
+	Sessions         int             `json:"sessions"`
+	Windows          int             `json:"windows"`
+	Panes            int             `json:"panes"`
+	Toolsets         []string        `json:"toolsets" jsonschema:"the toolsets this server was started with"`
+}
+
+var metadataOnly = Capability{
+	ProcessReach:        "none",
+	Effects:             []string{"observe"},
+	Outputs:             []string{"tmux-metadata"},
+	InputLiteralization: map[string]string{},
+}
+
+func (s *server) addServerInfo() {
+	addTool(s, toolSpec[serverInfoParams, serverInfoResult]{
+		name:  "get_server_info",
+		title: "Server info",
+		description: "Which tmux server this is: socket path, provenance, tmux version, server pid and generation, " +
+			"and how many sessions, windows and panes it has. Call it first to orient; use list_panes to find targets.",
+		capability: metadataOnly,
+		handle: func(ctx context.Context, _ *mcp.CallToolRequest, _ serverInfoParams) (serverInfoResult, error) {
+			snap, err := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true, Windows: true, Panes: true})
+			if err != nil {
+				return serverInfoResult{}, s.fail(err)
+			}
+			return serverInfoResult{
+				Socket:           snap.Server.SocketPath,
+				Provenance:       s.prov,
+				TmuxVersion:      s.version.Text,
+				ServerPID:        snap.Server.PID,
+				ServerGeneration: snap.Server.Generation,
+				Sessions:         len(snap.Sessions),
+				Windows:          len(snap.Windows),
+				Panes:            len(snap.Panes),
+				Toolsets:         s.sel.Toolsets,
+			}, nil
+		},
+	})
+}
