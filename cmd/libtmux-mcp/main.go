@@ -1,0 +1,57 @@
+// Command libtmux-mcp is an MCP server over stdio that gives an AI agent a
+// tmux server. Run libtmux-mcp --help for its flags and variables.
+//
+// Stdout carries only JSON-RPC while serving; every message for people goes
+// to stderr. A configuration error stops startup before tmux is contacted,
+// with one line on stderr and exit status 2.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/libtmux/libtmux-mcp/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+// run returns the exit status: 0 served or answered --help/--version,
+// 1 failed while serving, 2 refused the configuration.
+func run() int {
+	cfg, err := mcpserver.LoadConfig(os.Args[1:], os.LookupEnv)
+	switch {
+	case errors.Is(err, mcpserver.ErrHelp):
+		fmt.Print(mcpserver.Usage())
+		return 0
+	case errors.Is(err, mcpserver.ErrVersion):
+		fmt.Println("libtmux-mcp", mcpserver.Version)
+		return 0
+	case err != nil:
+		fail(err)
+		return 2
+	}
+
+	// SIGTERM and SIGINT end the context: Serve stops its work, removes
+	// only its own files and returns nil.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := mcpserver.Serve(ctx, cfg, &mcp.StdioTransport{}, os.Stderr); err != nil {
+		fail(err)
+		return 1
+	}
+	return 0
+}
+
+// fail prints err as one line on stderr.
+func fail(err error) {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	fmt.Fprintln(os.Stderr, "libtmux-mcp: "+msg)
+}
