@@ -1,0 +1,393 @@
+package helper
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"lukechampine.com/blake3"
+)
+
+// Limits of the job protocol.
+const (
+	// MaxScript is the largest script, in bytes, a job may carry.
+	MaxScript = 65536
+	// MaxOutput is the largest stdout or stderr limit a job may ask for, in bytes.
+	MaxOutput = 262144
+	// DefaultOutput is the stdout and stderr limit the broker uses when the caller gives none.
+	DefaultOutput = 65536
+	// MaxChunk is the largest payload of one out or err record, in bytes.
+	MaxChunk = 32 * 1024
+	// MaxHeader is the longest header line in either direction, newline included.
+	MaxHeader = 128
+	// maxSignal is the highest signal number on Linux (SIGRTMAX).
+	maxSignal = 64
+)
+
+// ErrMalformed is wrapped by every error that reports bytes which break the protocol, as opposed
+// to I/O errors and io.EOF.
+var ErrMalformed = errors.New("malformed helper protocol message")
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrMalformed)
+}
+
+// Job is what the broker sends the helper to run.
+type Job struct {
+	// RunID is the run's id: 32 lowercase hex digits. It must equal the helper's argument.
+	RunID string
+	// Digest is the lowercase hex BLAKE3-256 of Script, as authorized by the broker ([Digest]).
+	Digest string
+	// StdoutLimit and StderrLimit are the most bytes each stream may carry, 0..[MaxOutput].
+	// One byte more is an overflow; 0 means any byte is one.
+	StdoutLimit, StderrLimit int
+	// Script is the POSIX sh script: at most [MaxScript] bytes, no NUL.
+	Script []byte
+}
+
+// Digest returns the lowercase hex BLAKE3-256 digest of script, as carried in [Job.Digest].
+func Digest(script []byte) string {
+	sum := blake3.Sum256(script)
+	return hex.EncodeToString(sum[:])
+}
+
+// validate checks everything about j that the wire can carry, but not that Digest matches
+// Script: the helper reports that separately, and tests must be able to send a wrong digest.
+func (j Job) validate() error {
+	switch {
+	case !isHex(j.RunID, 32):
+		return malformed("run id %q is not 32 lowercase hex digits", j.RunID)
+	case !isHex(j.Digest, 64):
+		return malformed("digest %q is not 64 lowercase hex digits", j.Digest)
+	case j.StdoutLimit < 0 || j.StdoutLimit > MaxOutput:
+		return malformed("stdout limit %d is outside 0..%d", j.StdoutLimit, MaxOutput)
+	case j.StderrLimit < 0 || j.StderrLimit > MaxOutput:
+		return malformed("stderr limit %d is outside 0..%d", j.StderrLimit, MaxOutput)
+	case len(j.Script) > MaxScript:
+		return malformed("script of %d bytes is over the %d-byte limit", len(j.Script), MaxScript)
+	case bytes.IndexByte(j.Script, 0) >= 0:
+		return malformed("script contains a NUL byte")
+	}
+	return nil
+}
+
+// WriteJob writes j to the helper as one JOB header line followed by the script, in one Write.
+// It refuses a job the helper would refuse as malformed and then writes nothing.
+func WriteJob(w io.Writer, j Job) error {
+	if err := j.validate(); err != nil {
+		return fmt.Errorf("write job: %w", err)
+	}
+	buf := fmt.Appendf(nil, "JOB 1 %s %s %d %d %d\n", j.RunID, j.Digest, j.StdoutLimit, j.StderrLimit, len(j.Script))
+	buf = append(buf, j.Script...)
+	_, err := w.Write(buf)
+	return err
+}
+
+// WriteCancel tells a helper that its run is no longer pending: it exits without running anything.
+// The broker sends it instead of a job.
+func WriteCancel(w io.Writer) error {
+	_, err := io.WriteString(w, "CANCEL\n")
+	return err
+}
+
+// WriteStop tells a running helper to stop its script's process group. Closing the connection
+// has the same effect.
+func WriteStop(w io.Writer) error {
+	_, err := io.WriteString(w, "STOP\n")
+	return err
+}
+
+// ReadRequest reads what the broker sends first: a job, or CANCEL (then cancelled is true).
+// Errors that are not I/O errors wrap [ErrMalformed]. It does not check the digest against the
+// script.
+func ReadRequest(r *bufio.Reader) (job Job, cancelled bool, err error) {
+	line, err := readLine(r)
+	if err != nil {
+		return Job{}, false, err
+	}
+	if line == "CANCEL" {
+		return Job{}, true, nil
+	}
+	f := strings.Split(line, " ")
+	if len(f) != 7 || f[0] != "JOB" {
+		return Job{}, false, malformed("request %q is neither CANCEL nor JOB with 6 fields", line)
+	}
+	if f[1] != "1" {
+		return Job{}, false, malformed("job version %q is not 1", f[1])
+	}
+	stdoutLimit, ok1 := parseNumber(f[4], 0, MaxOutput)
+	stderrLimit, ok2 := parseNumber(f[5], 0, MaxOutput)
+	size, ok3 := parseNumber(f[6], 0, MaxScript)
+	if !ok1 || !ok2 || !ok3 {
+		return Job{}, false, malformed("job %q: limits must be 0..%d and the script length 0..%d", line, MaxOutput, MaxScript)
+	}
+	job = Job{RunID: f[2], Digest: f[3], StdoutLimit: stdoutLimit, StderrLimit: stderrLimit, Script: make([]byte, size)}
+	if _, err := io.ReadFull(r, job.Script); err != nil {
+		return Job{}, false, unexpectedEOF(err)
+	}
+	if err := job.validate(); err != nil {
+		return Job{}, false, err
+	}
+	return job, false, nil
+}
+
+// Kind names a record from the helper; its value is the record's first word on the wire.
+type Kind string
+
+// The record kinds. Started comes first, then any number of Stdout and Stderr chunks, then
+// exactly one final record: Exited, Signaled, Overflow, Stopped or Failed (see [Record.Final]).
+// Failed may also come without Started.
+const (
+	KindStarted  Kind = "started"  // the script's sh started: PID and PGID
+	KindStdout   Kind = "out"      // a chunk of stdout: Data
+	KindStderr   Kind = "err"      // a chunk of stderr: Data
+	KindExited   Kind = "exited"   // the sh exited: Status
+	KindSignaled Kind = "signaled" // the sh was killed by a signal: Signal
+	KindOverflow Kind = "overflow" // Stream passed its limit; the group was stopped; completion unobserved
+	KindStopped  Kind = "stopped"  // STOP or EOF stopped the group before completion was observed
+	KindFailed   Kind = "failed"   // the helper could not run the job: Reason
+)
+
+// Stream names used in overflow records.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+)
+
+// Reasons carried by failed records.
+const (
+	ReasonDigestMismatch = "digest-mismatch" // BLAKE3 of the script differs from the job's digest; nothing ran
+	ReasonBadJob         = "bad-job"         // the request was malformed or did not come in time; nothing ran
+	ReasonRunIDMismatch  = "run-id-mismatch" // the job's run id differs from the helper's argument; nothing ran
+	ReasonSpawn          = "spawn"           // /bin/sh could not be started; nothing ran
+	ReasonInternal       = "internal"        // the helper lost track of the script; completion unobserved
+)
+
+// Record is one message from the helper to the broker. Only the fields of its Kind are set.
+type Record struct {
+	Kind Kind
+	// PID and PGID of the script's sh (started). They are equal: the sh leads its own group.
+	PID, PGID int
+	// Status is the exit status, 0..255 (exited).
+	Status int
+	// Signal is the number of the signal that killed the sh, 1..64 (signaled).
+	Signal int
+	// Stream is StreamStdout or StreamStderr (overflow).
+	Stream string
+	// Data is a chunk of output, 1..[MaxChunk] bytes (out, err).
+	Data []byte
+	// Reason is one of the Reason constants (failed).
+	Reason string
+}
+
+// Final reports whether r ends the helper's records.
+func (r Record) Final() bool {
+	switch r.Kind {
+	case KindExited, KindSignaled, KindOverflow, KindStopped, KindFailed:
+		return true
+	}
+	return false
+}
+
+// header returns r's header line without its newline, or an error if r cannot be sent.
+func (r Record) header() (string, error) {
+	if len(r.Data) > 0 && r.Kind != KindStdout && r.Kind != KindStderr {
+		return "", malformed("%s record carries data", r.Kind)
+	}
+	switch r.Kind {
+	case KindStarted:
+		if !validPID(r.PID) || !validPID(r.PGID) {
+			return "", malformed("started record with pid %d, pgid %d", r.PID, r.PGID)
+		}
+		return fmt.Sprintf("started %d %d", r.PID, r.PGID), nil
+	case KindStdout, KindStderr:
+		if len(r.Data) == 0 || len(r.Data) > MaxChunk {
+			return "", malformed("%s record of %d bytes is outside 1..%d", r.Kind, len(r.Data), MaxChunk)
+		}
+		return fmt.Sprintf("%s %d", r.Kind, len(r.Data)), nil
+	case KindExited:
+		if r.Status < 0 || r.Status > 255 {
+			return "", malformed("exit status %d is outside 0..255", r.Status)
+		}
+		return fmt.Sprintf("exited %d", r.Status), nil
+	case KindSignaled:
+		if r.Signal < 1 || r.Signal > maxSignal {
+			return "", malformed("signal %d is outside 1..%d", r.Signal, maxSignal)
+		}
+		return fmt.Sprintf("signaled %d", r.Signal), nil
+	case KindOverflow:
+		if r.Stream != StreamStdout && r.Stream != StreamStderr {
+			return "", malformed("overflow of stream %q", r.Stream)
+		}
+		return "overflow " + r.Stream, nil
+	case KindStopped:
+		return "stopped", nil
+	case KindFailed:
+		if !validReason(r.Reason) {
+			return "", malformed("failure reason %q is unknown", r.Reason)
+		}
+		return "failed " + r.Reason, nil
+	}
+	return "", malformed("record kind %q is unknown", r.Kind)
+}
+
+// WriteRecord writes r, header and data, in one Write. It refuses a record that [ReadRecord]
+// would reject and then writes nothing.
+func WriteRecord(w io.Writer, r Record) error {
+	h, err := r.header()
+	if err != nil {
+		return fmt.Errorf("write record: %w", err)
+	}
+	buf := make([]byte, 0, len(h)+1+len(r.Data))
+	buf = append(append(append(buf, h...), '\n'), r.Data...)
+	_, err = w.Write(buf)
+	return err
+}
+
+// ReadRecord reads one record. It returns io.EOF only at a record boundary, io.ErrUnexpectedEOF
+// inside a record, and an error wrapping [ErrMalformed] for an unknown kind, a malformed or
+// out-of-range number, an empty or oversized chunk, or a header over [MaxHeader] bytes.
+func ReadRecord(r *bufio.Reader) (Record, error) {
+	line, err := readLine(r)
+	if err != nil {
+		return Record{}, err
+	}
+	word, arg, hasArg := strings.Cut(line, " ")
+	kind := Kind(word)
+	bad := func(why string) (Record, error) {
+		return Record{}, malformed("record %q: %s", line, why)
+	}
+	if kind == KindStopped {
+		if hasArg {
+			return bad("stopped takes no argument")
+		}
+		return Record{Kind: kind}, nil
+	}
+	if !hasArg {
+		return bad("missing argument")
+	}
+	switch kind {
+	case KindStarted:
+		pid, pgid, ok := strings.Cut(arg, " ")
+		p, ok1 := parseNumber(pid, 1, maxPID)
+		g, ok2 := parseNumber(pgid, 1, maxPID)
+		if !ok || !ok1 || !ok2 {
+			return bad("want two process ids")
+		}
+		return Record{Kind: kind, PID: p, PGID: g}, nil
+	case KindStdout, KindStderr:
+		n, ok := parseNumber(arg, 1, MaxChunk)
+		if !ok {
+			return bad(fmt.Sprintf("chunk size must be 1..%d", MaxChunk))
+		}
+		data := make([]byte, n)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return Record{}, unexpectedEOF(err)
+		}
+		return Record{Kind: kind, Data: data}, nil
+	case KindExited:
+		n, ok := parseNumber(arg, 0, 255)
+		if !ok {
+			return bad("exit status must be 0..255")
+		}
+		return Record{Kind: kind, Status: n}, nil
+	case KindSignaled:
+		n, ok := parseNumber(arg, 1, maxSignal)
+		if !ok {
+			return bad(fmt.Sprintf("signal must be 1..%d", maxSignal))
+		}
+		return Record{Kind: kind, Signal: n}, nil
+	case KindOverflow:
+		if arg != StreamStdout && arg != StreamStderr {
+			return bad("stream must be stdout or stderr")
+		}
+		return Record{Kind: kind, Stream: arg}, nil
+	case KindFailed:
+		if !validReason(arg) {
+			return bad("unknown failure reason")
+		}
+		return Record{Kind: kind, Reason: arg}, nil
+	}
+	return bad("unknown kind")
+}
+
+// maxPID bounds process ids on the wire (Linux's pid_max is at most 2^22).
+const maxPID = 1<<31 - 1
+
+func validPID(n int) bool { return n >= 1 && n <= maxPID }
+
+func validReason(s string) bool {
+	switch s {
+	case ReasonDigestMismatch, ReasonBadJob, ReasonRunIDMismatch, ReasonSpawn, ReasonInternal:
+		return true
+	}
+	return false
+}
+
+// readLine reads one header line and returns it without its newline. Lines longer than
+// MaxHeader bytes, newline included, are malformed; io.EOF means no byte came at all.
+func readLine(r *bufio.Reader) (string, error) {
+	var buf [MaxHeader]byte
+	n := 0
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			if n > 0 {
+				return "", unexpectedEOF(err)
+			}
+			return "", err
+		}
+		if b == '\n' {
+			return string(buf[:n]), nil
+		}
+		if n == MaxHeader-1 {
+			return "", malformed("header line %q... is longer than %d bytes", buf[:16], MaxHeader)
+		}
+		buf[n] = b
+		n++
+	}
+}
+
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// parseNumber parses a canonical decimal number in lo..hi: digits only, no sign, no leading
+// zero, so that every value has exactly one spelling on the wire.
+func parseNumber(s string, lo, hi int) (int, bool) {
+	if s == "" || len(s) > 10 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, false
+	}
+	return n, true
+}
+
+// isHex reports whether s is exactly n lowercase hex digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
