@@ -34,6 +34,7 @@ var catalog = map[string]string{
 	"get_window_info":  Inspect,
 	"get_pane_info":    Inspect,
 	"capture_pane":     Inspect,
+	"tmux_run":         OptIn,
 }
 
 // KnownTool reports whether name is a tool of this server.

@@ -78,14 +78,9 @@ func (s *server) paneRows(snap tmux.Snapshot) []paneRow {
 			Dead: p.Dead, InMode: p.InMode,
 			Caller:           s.caller.is(p.ID, snap.Server.PID),
 			Watched:          shown[p.WindowID] && (!p.WindowZoomed || p.Active),
-			Enrollment:       s.enrollment(p.ID),
+			Enrollment:       s.enrollmentState(p.ID),
 			ServerGeneration: snap.Server.Generation,
 		})
 	}
 	return rows
-}
-
-// enrollment reports a pane's tmux_run enrollment state.
-func (s *server) enrollment(paneID string) string {
-	return "none"
 }

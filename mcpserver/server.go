@@ -25,16 +25,20 @@ type server struct {
 	log        *slog.Logger
 	budget     budget
 	registered map[string]Capability
+	enroll     *enrollment // tmux_run machinery, when enabled
+	runner     Runner      // runs tmux_run requests
+	stop       context.CancelFunc
 }
 
 // New returns the MCP server for cfg: it checks the configuration, connects
 // to tmux (starting the server when none runs) and registers the selected
 // tools. Handlers end when ctx ends. Run it with (*mcp.Server).Run.
 func New(ctx context.Context, cfg Config) (*mcp.Server, error) {
-	s, err := build(ctx, cfg, slog.New(slog.DiscardHandler))
+	s, err := build(ctx, cfg, slog.New(slog.DiscardHandler), io.Discard)
 	if err != nil {
 		return nil, err
 	}
+	context.AfterFunc(s.life, s.enroll.close)
 	return s.mcp, nil
 }
 
@@ -43,19 +47,25 @@ func New(ctx context.Context, cfg Config) (*mcp.Server, error) {
 // both a clean stop. Stdout carries nothing but the protocol.
 func Serve(ctx context.Context, cfg Config, t mcp.Transport, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	s, err := build(ctx, cfg, log)
+	s, err := build(ctx, cfg, log, stderr)
 	if err != nil {
 		return err
 	}
+	defer s.stop()
 	fmt.Fprintln(stderr, s.startupLine())
+	s.reinviteOnHUP(s.life, stderr)
 	err = s.mcp.Run(ctx, t)
+	// Handlers end with the server's life; runs in flight stop their
+	// scripts before the broker closes and the setup files are removed.
+	s.stop()
+	s.enroll.close()
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
 }
 
-func build(ctx context.Context, cfg Config, log *slog.Logger) (*server, error) {
+func build(ctx context.Context, cfg Config, log *slog.Logger, notice io.Writer) (*server, error) {
 	cfg = cfg.withDefaults()
 	// Names are checked before tmux is contacted.
 	if _, err := Select(tmux.Provenance{}, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools); err != nil {
@@ -81,6 +91,7 @@ func build(ctx context.Context, cfg Config, log *slog.Logger) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	life, stop := context.WithCancel(ctx)
 	s := &server{
 		cfg:        cfg,
 		tmux:       client,
@@ -88,7 +99,8 @@ func build(ctx context.Context, cfg Config, log *slog.Logger) (*server, error) {
 		prov:       prov,
 		sel:        sel,
 		caller:     newCaller(cfg.CallerTMUX, cfg.CallerPane, info),
-		life:       ctx,
+		life:       life,
+		stop:       stop,
 		log:        log,
 		budget:     budget{lines: cfg.MaxResultLines, chars: cfg.MaxResultChars},
 		registered: map[string]Capability{},
@@ -98,6 +110,12 @@ func build(ctx context.Context, cfg Config, log *slog.Logger) (*server, error) {
 		Logger:       log,
 	})
 	s.addTools()
+	if sel.Has("tmux_run") {
+		if err := s.startEnrollment(ctx, notice); err != nil {
+			stop()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -105,6 +123,7 @@ func build(ctx context.Context, cfg Config, log *slog.Logger) (*server, error) {
 // selection leaves out.
 func (s *server) addTools() {
 	s.addInspectTools()
+	s.addOptInTools()
 	for name := range catalog {
 		if _, ok := s.registered[name]; !ok {
 			panic(fmt.Sprintf("mcpserver: catalog tool %q has no registration", name))

@@ -7,3 +7,8 @@ func (s *server) addInspectTools() {
 	s.addInfoTools()
 	s.addCapture()
 }
+
+// addOptInTools registers the tools that belong to no toolset.
+func (s *server) addOptInTools() {
+	s.addTmuxRun()
+}

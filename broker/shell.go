@@ -1,0 +1,90 @@
+package broker
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+
+	"github.com/libtmux/libtmux-mcp/broker/peercred"
+	"github.com/libtmux/libtmux-mcp/enroll"
+)
+
+// shell is an enrolled zsh's connection.
+type shell struct {
+	e       *enroll.Enrollment
+	conn    *net.UnixConn
+	r       interface{ ReadSlice(byte) ([]byte, error) }
+	peer    peercred.Peer
+	replies chan string // STARTED/BUSY/FAIL lines for the run in flight
+	once    sync.Once
+	done    chan struct{}
+}
+
+func (sh *shell) close() {
+	sh.once.Do(func() {
+		close(sh.done)
+		sh.conn.Close()
+		sh.peer.Close()
+	})
+}
+
+// readShell reads the shell's answers until it closes or says BYE.
+func (b *Broker) readShell(sh *shell) {
+	defer b.lose(sh)
+	for {
+		line, err := sh.r.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		msg := strings.TrimSuffix(string(line), "\n")
+		switch word, _, _ := strings.Cut(msg, " "); word {
+		case "STARTED", "BUSY", "FAIL":
+			select {
+			case sh.replies <- msg:
+			default: // nobody waits: a late answer to an abandoned run
+			}
+		case "BYE":
+			b.cfg.Log.Info("tmux_run pane unenrolled", slog.String("pane", sh.e.Pane))
+			return
+		case "READY":
+			// A fresh prompt after BUSY: nothing waits for it.
+		default:
+			b.cfg.Log.Warn("tmux_run shell said something unexpected", slog.String("pane", sh.e.Pane), slog.String("line", msg))
+		}
+	}
+}
+
+// watchShell marks the enrollment lost when the shell process exits. EOF
+// on the connection is no proof: children inherit the socket.
+func (b *Broker) watchShell(sh *shell) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-sh.done
+		cancel()
+	}()
+	if err := peercred.WaitExit(ctx, sh.peer.PidFD); err == nil {
+		b.cfg.Log.Info("tmux_run enrolled shell exited", slog.String("pane", sh.e.Pane))
+		b.lose(sh)
+	}
+}
+
+// lose marks sh's enrollment lost and closes its connection.
+func (b *Broker) lose(sh *shell) {
+	b.cfg.Registry.Lose(sh.e)
+	b.mu.Lock()
+	if b.shells[sh.e.Pane] == sh {
+		delete(b.shells, sh.e.Pane)
+	}
+	b.mu.Unlock()
+	sh.close()
+}
+
+// shellFor returns the live shell of pane.
+func (b *Broker) shellFor(pane string) *shell {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.shells[pane]
+}

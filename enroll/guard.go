@@ -1,0 +1,40 @@
+package enroll
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// RunOption is the pane option the guard stamps with the authorized run.
+const RunOption = "@libtmux_mcp_run"
+
+// Guard asks tmux, in one command-queue step, whether pane still runs
+// process pid and is alive, and if so records runID on the pane. Only the
+// OK line with this call's nonce authorizes; a missing pane takes the false
+// branch (tmux exits 0 either way, so the exit code proves nothing).
+func Guard(ctx context.Context, c *tmux.Client, pane string, pid int, runID string) (bool, error) {
+	if !tmux.ValidPaneID(pane) {
+		return false, fmt.Errorf("pane id %q is not of the form %%N", pane)
+	}
+	nonce := newID()
+	cond := "#{&&:#{==:#{pane_pid}," + strconv.Itoa(pid) + "},#{!=:#{pane_dead},1}}"
+	yes := "set -p -t " + pane + " " + RunOption + " " + runID + " ; display -p OK-" + nonce
+	no := "display -p NO-" + nonce
+	out, err := c.Run(ctx, "if-shell", "-F", "-t", pane, cond, yes, no)
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		switch line {
+		case "OK-" + nonce:
+			return true, nil
+		case "NO-" + nonce:
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("the tmux guard for pane %s answered neither OK nor NO: %q", pane, out)
+}

@@ -1,0 +1,290 @@
+package enroll
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Pane states as list_panes reports them.
+const (
+	StateNone     = "none"     // not invited, or the invitation expired
+	StateInvited  = "invited"  // a live invitation waits to be sourced
+	StateEnrolled = "enrolled" // a shell is enrolled
+	StateLost     = "lost"     // the enrolled shell exited or unenrolled
+)
+
+// Refusal reasons sent to the shell as NO <reason>.
+const (
+	ReasonExpired        = "expired"
+	ReasonUsed           = "used"
+	ReasonWrongPane      = "wrong-pane"
+	ReasonNotPaneProcess = "not-pane-process"
+	ReasonWrongServer    = "wrong-server"
+	ReasonWrongUID       = "wrong-uid"
+	ReasonLimit          = "limit"
+)
+
+// MaxPanes is the most panes that may be invited at once.
+const MaxPanes = 8
+
+// Files makes and removes setup files; package shellsetup implements it.
+type Files interface {
+	// Create writes a fresh setup file for pane with token; it refuses an
+	// existing path.
+	Create(path, pane, token string) (remove func() error, err error)
+}
+
+// Enrollment is one enrolled shell.
+type Enrollment struct {
+	ID                string // also the enrollment generation: 32 hex
+	Pane              string
+	PID               int
+	ProcessGeneration string
+	Lost              bool
+}
+
+// slot is one --enroll-pane.
+type slot struct {
+	pane, file string
+	token      string
+	used       map[string]bool // tokens spent by a successful enrollment
+	expired    map[string]bool // tokens whose invitation ran out
+	expires    time.Time
+	timer      *time.Timer
+	remove     func() error // removes the file this process created
+	enrolled   *Enrollment
+}
+
+// Registry holds the slots of one server process.
+type Registry struct {
+	mu       sync.Mutex
+	files    Files
+	lifetime time.Duration
+	slots    map[string]*slot
+	now      func() time.Time
+	notify   func(msg string)
+}
+
+// NewRegistry returns a registry for panes (pane id -> setup file path).
+// Invitations live for lifetime. notify receives lines for the operator.
+func NewRegistry(files Files, panes map[string]string, lifetime time.Duration, notify func(string)) (*Registry, error) {
+	if len(panes) > MaxPanes {
+		return nil, fmt.Errorf("%d panes to enroll; at most %d", len(panes), MaxPanes)
+	}
+	if notify == nil {
+		notify = func(string) {}
+	}
+	r := &Registry{files: files, lifetime: lifetime, slots: map[string]*slot{}, now: time.Now, notify: notify}
+	for pane, file := range panes {
+		r.slots[pane] = &slot{pane: pane, file: file, used: map[string]bool{}, expired: map[string]bool{}}
+	}
+	return r, nil
+}
+
+// Panes lists the invited pane ids, sorted.
+func (r *Registry) Panes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for p := range r.slots {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Invite issues a fresh invitation for every pane whose enrollment is
+// missing, expired or lost, writing its setup file. It returns the panes
+// invited. A pane whose file cannot be written is reported and skipped.
+func (r *Registry) Invite() ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var invited []string
+	var errs []error
+	for _, pane := range sortedKeys(r.slots) {
+		s := r.slots[pane]
+		if s.enrolled != nil && !s.enrolled.Lost || s.token != "" {
+			continue
+		}
+		token := newID()
+		remove, err := r.files.Create(s.file, pane, token)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("invite pane %s: %w", pane, err))
+			continue
+		}
+		s.token, s.remove, s.expires = token, remove, r.now().Add(r.lifetime)
+		s.timer = time.AfterFunc(r.lifetime, func() { r.expire(pane, token) })
+		invited = append(invited, pane)
+		r.notify(fmt.Sprintf("tmux_run: to enroll pane %s, run in that pane's zsh within %s: source %s", pane, r.lifetime, s.file))
+	}
+	return invited, errors.Join(errs...)
+}
+
+// expire retires pane's invitation token if it is still the live one.
+func (r *Registry) expire(pane, token string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.slots[pane]
+	if s == nil || s.token != token {
+		return
+	}
+	s.expired[token] = true
+	r.retireLocked(s)
+	r.notify(fmt.Sprintf("tmux_run: the invitation for pane %s expired and its file was removed; send SIGHUP to invite again", pane))
+}
+
+// retireLocked ends s's live invitation and removes its file.
+func (r *Registry) retireLocked(s *slot) {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	s.token = ""
+	if s.remove != nil {
+		if err := s.remove(); err != nil {
+			r.notify(fmt.Sprintf("tmux_run: %v", err))
+		}
+		s.remove = nil
+	}
+}
+
+// Close retires every live invitation and removes the files this process
+// created.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.slots {
+		r.retireLocked(s)
+	}
+}
+
+// Hello is what a shell's HELLO line and its socket say about it.
+type Hello struct {
+	Token             string
+	ShellPID          int    // $$ as the shell reported it
+	Pane              string // $TMUX_PANE
+	TMUX              string // $TMUX
+	PeerPID           int    // SO_PEERCRED pid
+	ProcessGeneration string
+}
+
+// Checks are the facts Accept needs from tmux.
+type Checks struct {
+	// SameServer reports whether a $TMUX value names this tmux server.
+	SameServer func(tmuxEnv string) bool
+	// PanePID returns #{pane_pid} of pane, or an error if it is gone.
+	PanePID func(pane string) (int, error)
+}
+
+// Accept decides a HELLO whose peer uid was already checked. On success
+// the token is spent, the file removed and the enrollment returned; a
+// refusal leaves the invitation as it was.
+func (r *Registry) Accept(h Hello, c Checks) (*Enrollment, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var s *slot
+	for _, cand := range r.slots {
+		if cand.token == h.Token || cand.used[h.Token] || cand.expired[h.Token] {
+			s = cand
+			break
+		}
+	}
+	switch {
+	case s == nil || s.expired[h.Token]:
+		return nil, ReasonExpired
+	case s.used[h.Token]:
+		return nil, ReasonUsed
+	case h.Pane != s.pane:
+		return nil, ReasonWrongPane
+	case !c.SameServer(h.TMUX):
+		return nil, ReasonWrongServer
+	}
+	panePID, err := c.PanePID(s.pane)
+	if err != nil || h.PeerPID != h.ShellPID || h.PeerPID != panePID {
+		return nil, ReasonNotPaneProcess
+	}
+	if r.enrolledLocked() >= MaxPanes && (s.enrolled == nil || s.enrolled.Lost) {
+		return nil, ReasonLimit
+	}
+	s.used[h.Token] = true
+	r.retireLocked(s)
+	if s.enrolled != nil {
+		s.enrolled.Lost = true // replaced: a new HELLO from the same pane's shell
+	}
+	e := &Enrollment{ID: newID(), Pane: s.pane, PID: h.PeerPID, ProcessGeneration: h.ProcessGeneration}
+	s.enrolled = e
+	return e, ""
+}
+
+func (r *Registry) enrolledLocked() int {
+	n := 0
+	for _, s := range r.slots {
+		if s.enrolled != nil && !s.enrolled.Lost {
+			n++
+		}
+	}
+	return n
+}
+
+// Lose marks enrollment e lost (its shell exited or unenrolled).
+func (r *Registry) Lose(e *Enrollment) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.Lost = true
+}
+
+// Lookup returns the current enrollment of pane and the pane's state.
+func (r *Registry) Lookup(pane string) (*Enrollment, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.slots[pane]
+	switch {
+	case s == nil:
+		return nil, StateNone
+	case s.enrolled != nil && !s.enrolled.Lost:
+		return s.enrolled, StateEnrolled
+	case s.token != "":
+		return s.enrolled, StateInvited
+	case s.enrolled != nil:
+		return s.enrolled, StateLost
+	}
+	return nil, StateNone
+}
+
+// ByID returns the live enrollment with id.
+func (r *Registry) ByID(id string) *Enrollment {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.slots {
+		if s.enrolled != nil && s.enrolled.ID == id && !s.enrolled.Lost {
+			return s.enrolled
+		}
+	}
+	return nil
+}
+
+// newID returns 128 random bits as 32 lowercase hex digits.
+func newID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// NewRunID returns a fresh run id.
+func NewRunID() string { return newID() }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

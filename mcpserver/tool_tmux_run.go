@@ -1,0 +1,169 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"github.com/libtmux/libtmux-mcp/broker"
+	"github.com/libtmux/libtmux-mcp/helper"
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The published tmux_run contract's schemas, verbatim. Typed registration
+// cannot compile the script pattern (Go's regexp has no \u escapes), so the
+// tool is registered raw and validates its own arguments.
+var (
+	//go:embed tmux_run_input.json
+	tmuxRunInputSchema []byte
+	//go:embed tmux_run_output.json
+	tmuxRunOutputSchema []byte
+)
+
+const tmuxRunDescription = "Run a POSIX sh script in a pane whose interactive zsh a person enrolled, without typing anything into the terminal, " +
+	"and get its exact exit status or signal with stdout and stderr kept separate. " +
+	"Use it instead of run_shell_command wherever list_panes shows enrollment \"enrolled\". " +
+	"The script runs in the shell's current directory with its exported environment and stdin closed; cd, export and functions do not persist. " +
+	"The shell must be idle at an empty prompt: otherwise the call answers shell_busy or not_at_prompt at once and nothing runs, ever. " +
+	"Outputs are limited (65536 bytes each by default, stdout_limit/stderr_limit up to 262144); going over stops the script and answers output_overflow. " +
+	"A nonzero exit or a signal is a completed run (ok:true). Errors keep the authorization receipt and say by delivery whether the script could have run. " +
+	"target.generation is serverGeneration from list_panes. " +
+	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test 2>&1 | tail -n 20"}.`
+
+// tmuxRunArgs are tmux_run's arguments as the contract names them.
+type tmuxRunArgs struct {
+	Target struct {
+		Kind       string `json:"kind"`
+		ID         string `json:"id"`
+		Generation string `json:"generation"`
+	} `json:"target"`
+	Script      *string `json:"script"`
+	StdoutLimit *int    `json:"stdout_limit"`
+	StderrLimit *int    `json:"stderr_limit"`
+}
+
+// Runner runs tmux_run requests; *broker.Broker is the one implementation.
+type Runner interface {
+	Run(ctx context.Context, req broker.Request) broker.Outcome
+}
+
+func (s *server) addTmuxRun() {
+	capability := Capability{
+		ProcessReach:        "enrolled-shell",
+		Effects:             []string{"observe", "change", "delete"},
+		Outputs:             []string{"process-output"},
+		InputLiteralization: map[string]string{"script": "never-typed: sent to the helper over a private socket"},
+	}
+	s.registered["tmux_run"] = capability
+	if !s.sel.Has("tmux_run") {
+		return
+	}
+	yes, no := true, false
+	tool := &mcp.Tool{
+		Name:         "tmux_run",
+		Title:        "Run in an enrolled shell",
+		Description:  tmuxRunDescription,
+		Annotations:  &mcp.ToolAnnotations{Title: "Run in an enrolled shell", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no},
+		Meta:         mcp.Meta{CapabilityMetaKey: capability},
+		InputSchema:  json.RawMessage(tmuxRunInputSchema),
+		OutputSchema: json.RawMessage(tmuxRunOutputSchema),
+	}
+	s.mcp.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		ctx, cancel := s.handlerContext(ctx)
+		defer cancel()
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("tmux_run panicked", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+				res, err = nil, fmt.Errorf("internal error in tmux_run: %v; this is a bug in libtmux-mcp", r)
+			}
+		}()
+		return s.tmuxRun(ctx, req)
+	})
+}
+
+func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var target any = map[string]any{}
+	breq, out := s.parseTmuxRun(req.Params.Arguments)
+	if breq != nil {
+		target = map[string]any{"kind": "pane", "id": breq.Pane, "generation": breq.Generation}
+		if s.runner == nil {
+			out = broker.Outcome{Code: broker.CodeBrokerUnavailable, Message: "the tmux_run broker is not running", Delivery: broker.NotSent}
+		} else {
+			if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+				breq.Progress = func(p broker.Progress) {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: token,
+						Progress:      float64(p.ElapsedMS),
+						Message:       fmt.Sprintf("running for %d ms; stdout %d bytes, stderr %d bytes", p.ElapsedMS, p.StdoutBytes, p.StderrBytes),
+					})
+				}
+			}
+			out = s.runner.Run(ctx, *breq)
+		}
+	}
+	answer := runAnswer(target, out)
+	text, err := encodeJSON(answer)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: answer,
+		IsError:           out.Code != "",
+	}, nil
+}
+
+// parseTmuxRun checks the arguments as the contract's schema would, and
+// the script's byte limit, which the schema cannot express.
+func (s *server) parseTmuxRun(raw json.RawMessage) (*broker.Request, broker.Outcome) {
+	bad := func(code, format string, a ...any) (*broker.Request, broker.Outcome) {
+		return nil, broker.Outcome{Code: code, Message: fmt.Sprintf(format, a...), Delivery: broker.NotSent}
+	}
+	var args tmuxRunArgs
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&args); err != nil {
+		return bad(broker.CodeInvalidTarget, "malformed tmux_run arguments: %v; expected {target:{kind:\"pane\",id:\"%%3\",generation:\"...\"}, script:\"...\"}", err)
+	}
+	t := args.Target
+	switch {
+	case t.Kind != "pane":
+		return bad(broker.CodeInvalidTarget, "target.kind must be \"pane\"")
+	case !tmux.ValidPaneID(t.ID):
+		return bad(broker.CodeInvalidTarget, "target.id %q is not a pane id like %%3; call list_panes", t.ID)
+	case t.Generation == "" || len(t.Generation) > 128:
+		return bad(broker.CodeInvalidTarget, "target.generation must be the serverGeneration from list_panes")
+	case args.Script == nil:
+		return bad(broker.CodeInvalidScript, "script is required")
+	case strings.ContainsRune(*args.Script, 0):
+		return bad(broker.CodeInvalidScript, "the script contains a NUL character; POSIX sh scripts cannot")
+	case len(*args.Script) > helper.MaxScript:
+		return bad(broker.CodeInvalidScript, "the script is %d bytes; at most %d are allowed", len(*args.Script), helper.MaxScript)
+	}
+	limit := func(p *int, name string) (int, error) {
+		if p == nil {
+			return helper.DefaultOutput, nil
+		}
+		if *p < 0 || *p > helper.MaxOutput {
+			return 0, fmt.Errorf("%s must be 0..%d", name, helper.MaxOutput)
+		}
+		return *p, nil
+	}
+	outLimit, err1 := limit(args.StdoutLimit, "stdout_limit")
+	errLimit, err2 := limit(args.StderrLimit, "stderr_limit")
+	for _, err := range []error{err1, err2} {
+		if err != nil {
+			return bad(broker.CodeInvalidScript, "%v", err)
+		}
+	}
+	return &broker.Request{
+		Pane: t.ID, Generation: t.Generation, Script: []byte(*args.Script),
+		StdoutLimit: outLimit, StderrLimit: errLimit,
+	}, broker.Outcome{}
+}
