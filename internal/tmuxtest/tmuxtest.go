@@ -65,7 +65,7 @@ func Start(t testing.TB) *Server {
 	if err := os.Mkdir(zdot, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	zshrc := "PS1='%% '\nRPROMPT=\nHISTFILE=" + filepath.Join(dir, "hist") + "\nSAVEHIST=100\nHISTSIZE=100\nsetopt INC_APPEND_HISTORY\nunsetopt BEEP\n"
+	zshrc := "PS1='%% '\nRPROMPT=\nHISTFILE=" + filepath.Join(dir, "hist") + "\nSAVEHIST=100\nHISTSIZE=100\nsetopt INC_APPEND_HISTORY\nunsetopt BEEP BANG_HIST\n"
 	for name, body := range map[string]string{conf: Config, filepath.Join(zdot, ".zshrc"): zshrc} {
 		if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -111,7 +111,8 @@ func (s *Server) ZshSession(name string) string {
 	s.t.Helper()
 	Need(s.t, "zsh")
 	pane := s.NewSession(name, "env", "ZDOTDIR="+s.ZDOTDIR, "zsh", "-i")
-	s.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "% ") })
+	// capture-pane drops the prompt's trailing space: the prompt is "%".
+	s.WaitFor(pane, func(screen string) bool { return strings.HasPrefix(strings.TrimSpace(screen), "%") })
 	return pane
 }
 

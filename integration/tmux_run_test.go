@@ -1,0 +1,285 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// enrolled is a server with tmux_run and one zsh pane a "person" enrolled.
+type enrolled struct {
+	p      *proc
+	ts     *tmuxtest.Server
+	pane   string
+	gen    string
+	schema *jsonschema.Resolved
+}
+
+// enrollPane starts the server inviting a fresh zsh pane, sources the setup
+// file in that pane as a person would, and waits for the enrolled line.
+func enrollPane(t *testing.T, before ...string) *enrolled {
+	t.Helper()
+	b := build(t)
+	if b.helper == "" {
+		t.Fatal("cmd/libtmux-mcp-helper is missing")
+	}
+	ts := tmuxServer(t)
+	pane := ts.ZshSession("run")
+	for _, line := range before {
+		ts.Type(pane, line, true)
+	}
+	file := filepath.Join(ts.Dir, "enroll.zsh")
+	p := start(t, cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000"),
+		"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane+"="+file, "--helper", b.helper)
+	p.startupLine()
+	if _, ok := p.stderr.line("source "+file, 30*time.Second); !ok {
+		t.Fatalf("no invitation on stderr:\n%s", p.stderr)
+	}
+	ts.Type(pane, "source "+file, true)
+	if _, ok := p.stderr.line("tmux_run pane enrolled", 20*time.Second); !ok {
+		t.Fatalf("the pane did not enroll; it shows:\n%s\nserver stderr:\n%s", ts.Capture(pane), p.stderr)
+	}
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "tmux_run enrolled in pane "+pane) })
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("the setup file is still there after enrollment (%v)", err)
+	}
+	e := &enrolled{p: p, ts: ts, pane: pane, schema: outputSchema(t, p)}
+	obj, _ := p.answer("get_pane_info", map[string]any{"paneId": pane})
+	row := obj["pane"].(map[string]any)
+	if row["enrollment"] != "enrolled" {
+		t.Fatalf("pane row after enrollment: %v", row)
+	}
+	e.gen = row["serverGeneration"].(string)
+	return e
+}
+
+func outputSchema(t *testing.T, p *proc) *jsonschema.Resolved {
+	t.Helper()
+	for tool, err := range p.cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.Name != "tmux_run" {
+			continue
+		}
+		raw, _ := json.Marshal(tool.OutputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("resolve the published output schema: %v", err)
+		}
+		return r
+	}
+	t.Fatal("tmux_run is not listed")
+	return nil
+}
+
+// run calls tmux_run and returns the answer, after validating it against
+// the published output schema and checking isError matches ok.
+func (e *enrolled) run(t *testing.T, ctx context.Context, args map[string]any) map[string]any {
+	t.Helper()
+	if _, ok := args["target"]; !ok {
+		args["target"] = map[string]any{"kind": "pane", "id": e.pane, "generation": e.gen}
+	}
+	res, err := e.p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "tmux_run", Arguments: args})
+	if err != nil {
+		t.Fatalf("tmux_run: protocol error: %v\nstderr:\n%s", err, e.p.stderr)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		t.Fatalf("tmux_run answer is not an object: %s", raw)
+	}
+	var generic any
+	json.Unmarshal(raw, &generic)
+	if err := e.schema.Validate(generic); err != nil {
+		t.Errorf("answer does not validate against the published schema: %v\n%s", err, raw)
+	}
+	if res.IsError == (obj["ok"] == true) {
+		t.Errorf("isError=%v but ok=%v", res.IsError, obj["ok"])
+	}
+	return obj
+}
+
+func data(t *testing.T, obj map[string]any) map[string]any {
+	t.Helper()
+	d, ok := obj["data"].(map[string]any)
+	if !ok {
+		t.Fatalf("not a success: %v", obj)
+	}
+	return d
+}
+
+func errorOf(t *testing.T, obj map[string]any, code, delivery string) map[string]any {
+	t.Helper()
+	er, ok := obj["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("want error %s, got success %v", code, obj)
+	}
+	if er["code"] != code || er["delivery"] != delivery {
+		t.Errorf("error = %v; want code %s delivery %s", er, code, delivery)
+	}
+	return er
+}
+
+func TestTmuxRunCompletion(t *testing.T) {
+	e := enrollPane(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		script, state  string
+		status, signal float64
+		stdout, stderr string
+	}{
+		{"echo out; echo err >&2", "exited", 0, 0, "out\n", "err\n"},
+		{"exit 3", "exited", 3, 0, "", ""},
+		{"no-such-command-here", "exited", 127, 0, "", ""},
+		{"kill -KILL $$", "signaled", 0, 9, "", ""},
+		{"kill -TERM $$", "signaled", 0, 15, "", ""},
+		{"cat; echo rc=$?", "exited", 0, 0, "rc=0\n", ""},
+	} {
+		d := data(t, e.run(t, ctx, map[string]any{"script": tc.script}))
+		c := d["completion"].(map[string]any)
+		if c["state"] != tc.state || tc.state == "exited" && c["exit_status"] != tc.status || tc.state == "signaled" && c["signal"] != tc.signal {
+			t.Errorf("%q: completion %v", tc.script, c)
+		}
+		if so := d["stdout"].(map[string]any); so["data"] != tc.stdout && tc.script != "no-such-command-here" {
+			t.Errorf("%q: stdout %v; want %q", tc.script, so, tc.stdout)
+		}
+		if se := d["stderr"].(map[string]any); tc.stderr != "" && se["data"] != tc.stderr {
+			t.Errorf("%q: stderr %v; want %q", tc.script, se, tc.stderr)
+		}
+	}
+	bin := data(t, e.run(t, ctx, map[string]any{"script": `printf '\377\000\001'`}))["stdout"].(map[string]any)
+	if bin["encoding"] != "base64" || bin["data"] != "/wAB" || bin["bytes"] != 3.0 {
+		t.Errorf("binary stdout = %v; want base64 /wAB, 3 bytes", bin)
+	}
+}
+
+func TestTmuxRunEnvironmentAndNoInjection(t *testing.T) {
+	dir, err := os.MkdirTemp("", "lr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	e := enrollPane(t, "cd "+dir, "export SHOWN=yes; HIDDEN=no")
+	e.ts.Type(e.pane, "sleep 0 &!", true)
+	e.ts.Type(e.pane, "clear; (exit 7)", true)
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.TrimSpace(s) == "%" })
+	hist := func() string { b, _ := os.ReadFile(filepath.Join(e.ts.Dir, "hist")); return string(b) }
+	screenBefore := e.ts.Run("capture-pane", "-p", "-e", "-t", e.pane)
+	histBefore := hist()
+
+	d := data(t, e.run(t, context.Background(), map[string]any{"script": `pwd; echo "$SHOWN-$HIDDEN"; cd /; export SHOWN=changed; f() { :; }`}))
+	if got := d["stdout"].(map[string]any)["data"]; got != dir+"\nyes-\n" {
+		t.Errorf("stdout %q; want cwd %s and only the exported variable", got, dir)
+	}
+	if after := e.ts.Run("capture-pane", "-p", "-e", "-t", e.pane); after != screenBefore {
+		t.Errorf("the terminal changed during the run:\nbefore %q\nafter  %q", screenBefore, after)
+	}
+	if hist() != histBefore {
+		t.Errorf("the history changed during the run")
+	}
+	e.ts.Type(e.pane, `echo "st=$? bang=${!:-none} pwd=$PWD shown=$SHOWN f=$(whence -w f)"; jobs`, true)
+	screen := e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "\nst=") })
+	if !strings.Contains(screen, "st=7 bang=") || strings.Contains(screen, "bang=none") || !strings.Contains(screen, "pwd="+dir+" shown=yes f=f: none") {
+		t.Errorf("the shell's state changed:\n%s", screen)
+	}
+}
+
+func TestTmuxRunShellNotReady(t *testing.T) {
+	e := enrollPane(t)
+	mark := filepath.Join(e.ts.Dir, "ran")
+	script := map[string]any{"script": "touch " + mark}
+
+	e.ts.Type(e.pane, "echo typed-but-not-sent", false)
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "typed-but-not-sent") })
+	errorOf(t, e.run(t, context.Background(), script), "shell_busy", "not_sent")
+	e.ts.Run("send-keys", "-t", e.pane, "C-u")
+
+	e.ts.Type(e.pane, `echo "`, true) // a continuation line (PS2)
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "dquote>") })
+	errorOf(t, e.run(t, context.Background(), script), "shell_busy", "not_sent")
+	e.ts.Run("send-keys", "-t", e.pane, "C-c")
+
+	flag := filepath.Join(e.ts.Dir, "slept")
+	// Longer than the answer deadline (4 s in these tests).
+	e.ts.Type(e.pane, "sleep 6; touch "+flag, true)
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "sleep 6") })
+	begin := time.Now()
+	errorOf(t, e.run(t, context.Background(), script), "not_at_prompt", "not_sent")
+	if d := time.Since(begin); d > 30*time.Second {
+		t.Errorf("not_at_prompt took %s", d)
+	}
+	// The prompt comes back and the queued request is cancelled, not run.
+	e.ts.WaitFor(e.pane, func(string) bool { _, err := os.Stat(flag); return err == nil })
+	data(t, e.run(t, context.Background(), map[string]any{"script": "true"}))
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("a refused request ran later")
+	}
+}
+
+func TestTmuxRunRefusals(t *testing.T) {
+	e := enrollPane(t)
+	ctx := context.Background()
+	other := e.ts.NewSession("other", "sh")
+	errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": other, "generation": e.gen}}), "not_enrolled", "not_sent")
+	errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": e.pane, "generation": "stale"}}), "stale_generation", "not_sent")
+	errorOf(t, e.run(t, ctx, map[string]any{"script": strings.Repeat("x", 65537)}), "invalid_script", "not_sent")
+	errorOf(t, e.run(t, ctx, map[string]any{"script": "true\x00"}), "invalid_script", "not_sent")
+	er := errorOf(t, e.run(t, ctx, map[string]any{"script": "yes | head -c 100", "stdout_limit": 10}), "output_overflow", "observed")
+	if eff := er["effects"].(map[string]any); eff["state"] != "unknown" || eff["completion"].(map[string]any)["state"] != "unobserved" {
+		t.Errorf("overflow effects = %v", eff)
+	}
+}
+
+func TestTmuxRunInProgressAndCancel(t *testing.T) {
+	e := enrollPane(t)
+	pidfile := filepath.Join(e.ts.Dir, "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan map[string]any, 1)
+	go func() {
+		res, _ := e.p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
+			"target": map[string]any{"kind": "pane", "id": e.pane, "generation": e.gen},
+			"script": "echo $$ > " + pidfile + ".tmp && mv " + pidfile + ".tmp " + pidfile + "; sleep 60",
+		}})
+		var obj map[string]any
+		if res != nil {
+			raw, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(raw, &obj)
+		}
+		done <- obj
+	}()
+	var pid int
+	e.ts.WaitFor(e.pane, func(string) bool {
+		b, err := os.ReadFile(pidfile)
+		if err != nil {
+			return false
+		}
+		_, err = fmtSscan(strings.TrimSpace(string(b)), &pid)
+		return err == nil
+	})
+	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "run_in_progress", "not_sent")
+	cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for syscall.Kill(-pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still runs 2 s after the cancel", pid)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a process's state
+	}
+	<-done
+	// The pane is free again.
+	data(t, e.run(t, context.Background(), map[string]any{"script": "true"}))
+}
