@@ -1,0 +1,341 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// protocolVersion is the MCP revision the test client asks for.
+const protocolVersion = "2025-11-25"
+
+// callTimeout bounds every request the tests make; a hung server fails the
+// test instead of the whole run.
+const callTimeout = 60 * time.Second
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	bins      binaries
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// binaries are the built programs under test.
+type binaries struct {
+	server string // libtmux-mcp
+	helper string // libtmux-mcp-helper; empty when the command does not exist
+}
+
+// raceEnabled reports whether this test binary was built with -race, read
+// from its own build settings.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+// build compiles the binaries once per test run, with -race when the tests
+// run with it, so the race detector watches the server too.
+func build(t *testing.T) binaries {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "libtmux-mcp-bin-")
+		if buildErr != nil {
+			return
+		}
+		pkgs := []string{"./cmd/libtmux-mcp"}
+		bins.server = filepath.Join(buildDir, "libtmux-mcp")
+		if _, err := os.Stat(filepath.Join("..", "cmd", "libtmux-mcp-helper")); err == nil {
+			pkgs = append(pkgs, "./cmd/libtmux-mcp-helper")
+			bins.helper = filepath.Join(buildDir, "libtmux-mcp-helper")
+		}
+		args := []string{"build", "-o", buildDir + string(filepath.Separator)}
+		if raceEnabled() {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, pkgs...)...)
+		cmd.Dir = ".." // the module root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build the binaries under test: %v", buildErr)
+	}
+	return bins
+}
+
+// shortTempDir makes a private directory with a short path (tmux socket
+// paths must stay under 108 bytes), removed in t.Cleanup.
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// cleanEnv is the whole environment of a binary under test: PATH, a
+// private HOME, TMUX_TMPDIR pointing at tmuxTmpdir (so a default socket is
+// never the developer's), plus extra.
+func cleanEnv(t *testing.T, tmuxTmpdir string, extra ...string) []string {
+	t.Helper()
+	home := filepath.Join(shortTempDir(t), "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMUX_TMPDIR=" + tmuxTmpdir}
+	if raceEnabled() {
+		// The race runtime sleeps 1 s at exit by default, which would hide
+		// the server's own exit time from the tests that measure it.
+		env = append(env, "GORACE=atexit_sleep_ms=0")
+	}
+	return append(env, extra...)
+}
+
+// syncBuffer collects a child's stderr; readers may wait for text to appear.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed and replaced on every write
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{changed: make(chan struct{})} }
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.b.Write(p)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return n, err
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// line waits until a whole line containing substr has been written and
+// returns it, or returns false at the deadline.
+func (s *syncBuffer) line(substr string, timeout time.Duration) (string, bool) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		text, changed := s.b.String(), s.changed
+		s.mu.Unlock()
+		for l := range strings.Lines(text) {
+			if strings.HasSuffix(l, "\n") && strings.Contains(l, substr) {
+				return strings.TrimSuffix(l, "\n"), true
+			}
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return "", false
+		}
+	}
+}
+
+// proc is one running libtmux-mcp with a connected client session.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	cs     *mcp.ClientSession
+
+	closeOnce sync.Once
+	closeTime time.Duration
+	closeErr  error
+}
+
+// start runs the server binary with args and env (see cleanEnv) and
+// connects an MCP client to it over its stdin and stdout. The process is
+// stopped in t.Cleanup if the test has not stopped it.
+func start(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	b := build(t)
+	p := &proc{t: t, stderr: newSyncBuffer()}
+	p.cmd = exec.Command(b.server, args...)
+	p.cmd.Env = env
+	p.cmd.Stderr = p.stderr
+	// A longer grace than the SDK's 5 s: tests measure the exit themselves
+	// and must never see the transport's own SIGTERM.
+	transport := &mcp.CommandTransport{Command: p.cmd, TerminateDuration: 10 * time.Second}
+	client := mcp.NewClient(&mcp.Implementation{Name: "libtmux-mcp-integration", Version: "0"}, nil)
+	cs, err := client.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		if p.cmd.Process != nil {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+		}
+		t.Fatalf("connect to %s %s: %v\nstderr:\n%s", b.server, strings.Join(args, " "), err, p.stderr)
+	}
+	p.cs = cs
+	t.Cleanup(func() {
+		p.close()
+		if strings.Contains(p.stderr.String(), "DATA RACE") {
+			t.Errorf("the server reported a data race; its stderr:\n%s", p.stderr)
+		}
+	})
+	return p
+}
+
+// close closes the client session, which closes the child's stdin, and
+// waits for the child to exit. It reports how long that took and the
+// child's exit error (nil for status 0).
+func (p *proc) close() (time.Duration, error) {
+	p.closeOnce.Do(func() {
+		begin := time.Now()
+		p.closeErr = p.cs.Close()
+		p.closeTime = time.Since(begin)
+	})
+	return p.closeTime, p.closeErr
+}
+
+// startupLine waits for the server's startup line on stderr.
+func (p *proc) startupLine() string {
+	p.t.Helper()
+	line, ok := p.stderr.line(" serving ", 30*time.Second)
+	if !ok {
+		p.t.Fatalf("no startup line on stderr; stderr:\n%s", p.stderr)
+	}
+	return line
+}
+
+// listTools returns the names the server lists, in its order.
+func (p *proc) listTools() []string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	var names []string
+	for tool, err := range p.cs.Tools(ctx, nil) {
+		if err != nil {
+			p.t.Fatalf("tools/list: %v\nstderr:\n%s", err, p.stderr)
+		}
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// call calls a tool and returns its result; a protocol error fails the test.
+func (p *proc) call(name string, args any) *mcp.CallToolResult {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		p.t.Fatalf("tools/call %s %v: protocol error: %v\nstderr:\n%s", name, args, err, p.stderr)
+	}
+	return res
+}
+
+// answer calls a tool that must succeed and returns its structured answer,
+// after checking the answer's shape: structuredContent is an object and the
+// text content is the same JSON, with <, > and & left unescaped.
+func (p *proc) answer(name string, args any) (obj map[string]any, text string) {
+	p.t.Helper()
+	res := p.call(name, args)
+	text = resultText(res)
+	if res.IsError {
+		p.t.Fatalf("%s %v: tool error: %s", name, args, text)
+	}
+	obj, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		p.t.Fatalf("%s: structuredContent is %T, not an object: %v", name, res.StructuredContent, res.StructuredContent)
+	}
+	if n := len(res.Content); n != 1 {
+		p.t.Errorf("%s: %d content blocks; want 1 text block", name, n)
+	}
+	var fromText any
+	if err := json.Unmarshal([]byte(text), &fromText); err != nil {
+		p.t.Fatalf("%s: text content is not JSON: %v\n%s", name, err, text)
+	}
+	if !reflect.DeepEqual(fromText, any(obj)) {
+		raw, _ := json.Marshal(obj)
+		p.t.Errorf("%s: text content differs from structuredContent:\ntext: %s\nstructured: %s", name, text, raw)
+	}
+	for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+		if strings.Contains(text, esc) {
+			p.t.Errorf("%s: text content escapes HTML characters (%s): %s", name, esc, text)
+			break
+		}
+	}
+	return obj, text
+}
+
+// resultText joins a result's text content.
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// tmuxServer starts a private tmux server for one test.
+func tmuxServer(t *testing.T) *tmuxtest.Server {
+	t.Helper()
+	tmuxtest.Need(t, "tmux")
+	return tmuxtest.Start(t)
+}
+
+// waitExit waits for a process the client session is attached to: the
+// session ends when the child closes its stdout, and ending it reaps the
+// child. It reports how long that took, or fails at the deadline.
+func (p *proc) waitExit(timeout time.Duration) time.Duration {
+	p.t.Helper()
+	begin := time.Now()
+	done := make(chan struct{})
+	go func() { p.cs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		p.t.Fatalf("the server did not exit within %s; stderr:\n%s", timeout, p.stderr)
+	}
+	return time.Since(begin)
+}
+
+// exitStatus is the child's exit status; it fails the test while the
+// child has not been reaped.
+func (p *proc) exitStatus() int {
+	p.t.Helper()
+	if p.cmd.ProcessState == nil {
+		p.t.Fatal("the server process has not been reaped")
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
