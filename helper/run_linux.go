@@ -1,0 +1,318 @@
+//go:build linux
+
+package helper
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func init() { runJob = runLinux }
+
+const (
+	// requestTimeout bounds the wait for the broker's job (or CANCEL) once the helper has started.
+	requestTimeout = 10 * time.Second
+	// killGrace is how long the script's process group has between SIGTERM and SIGKILL when it is
+	// stopped: long enough for a trap to clean up, short enough that a stop ends well within 2 s.
+	killGrace = 500 * time.Millisecond
+	// drainDelay is the command's WaitDelay. It bounds two waits: after a stop, how long os/exec
+	// waits before it SIGKILLs the sh itself (equal to killGrace, so the sh gets the whole grace);
+	// and after the sh exits on its own, how long its pipes are still read while a background
+	// descendant holds them open. Then the pipes are closed: whatever that descendant writes later
+	// is lost (it gets SIGPIPE), and the completion reported is still the sh's.
+	drainDelay = killGrace
+	// groupPoll is how often a stopping group is checked for being gone before the grace ends.
+	groupPoll = 20 * time.Millisecond
+)
+
+func runLinux(runID string) int {
+	// Nothing the helper inherited above stderr may reach the script: mark every such descriptor
+	// close-on-exec. close_range needs Linux 5.11; on older kernels only fd 3 is handled (below).
+	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	f := os.NewFile(3, "broker connection")
+	// FileConn duplicates fd 3 close-on-exec and non-blocking (so reads can have deadlines).
+	// Closing the original keeps the script from inheriting the connection and forging records.
+	conn, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "libtmux-mcp-helper: fd 3 is not a connection to the broker: %v\n", err)
+		return exitFailure
+	}
+	defer conn.Close()
+
+	// Leave the enrolled shell's session and process group: the script must not share the
+	// person's terminal session, and signals to the shell's group must not reach it. EPERM means
+	// the helper leads a process group already (the shell's double fork prevents that).
+	if _, err := unix.Setsid(); err != nil && err != unix.EPERM {
+		return fail(conn, ReasonInternal)
+	}
+
+	// Handling these signals does two things. The script's sh gets them at their default
+	// disposition: a Go program started with SIGINT or SIGHUP ignored (as a zsh background job
+	// is, for SIGINT) keeps them ignored unless it handles them, and an exec'd child inherits
+	// ignored signals, while every signal the Go runtime handles is reset to the default in the
+	// child between fork and exec. (The runtime always handles SIGQUIT, SIGTERM and SIGPIPE.)
+	// And a helper told to terminate stops its script as it would for STOP.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGHUP, unix.SIGTERM)
+
+	if err := conn.SetReadDeadline(time.Now().Add(requestTimeout)); err != nil {
+		return fail(conn, ReasonInternal)
+	}
+	in := bufio.NewReader(conn)
+	job, cancelled, err := ReadRequest(in)
+	switch {
+	case err != nil:
+		return fail(conn, ReasonBadJob)
+	case cancelled:
+		return exitOK
+	case job.RunID != runID:
+		return fail(conn, ReasonRunIDMismatch)
+	case Digest(job.Script) != job.Digest:
+		return fail(conn, ReasonDigestMismatch)
+	}
+	if err := conn.SetReadDeadline(time.Time{}); err != nil {
+		return fail(conn, ReasonInternal)
+	}
+	r := &runner{conn: conn, ready: make(chan struct{})}
+	return r.run(job, in, sigs)
+}
+
+// fail reports a failure that happened before the script started and returns the exit status.
+func fail(conn net.Conn, reason string) int {
+	_ = WriteRecord(conn, Record{Kind: KindFailed, Reason: reason})
+	return exitFailure
+}
+
+// runner runs one job's script and reports it on conn.
+type runner struct {
+	conn   net.Conn
+	mu     sync.Mutex         // serializes records on conn
+	cancel context.CancelFunc // stops the script (through cmd.Cancel), once it has started
+	group  *groupStop         // set before ready is closed
+
+	// ready is closed once started has been sent. Output is read from the moment the sh starts;
+	// limitWriter waits for ready, so no output record precedes started and r.group is set
+	// before anything can stop it.
+	ready chan struct{}
+
+	// stopped is set when os/exec calls cmd.Cancel: the stop took effect before the sh's exit was
+	// observed, so no completion is claimed.
+	stopped atomic.Bool
+
+	overflowMu sync.Mutex
+	overflow   string // the first stream that passed its limit
+}
+
+// run starts the script, streams its output and writes the final record.
+func (r *runner) run(job Job, in *bufio.Reader, sigs <-chan os.Signal) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.cancel = cancel
+
+	// The environment and working directory are left unset, so the sh inherits the helper's:
+	// the enrolled shell's exported variables and current directory. A nil Stdin is /dev/null.
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", string(job.Script))
+	cmd.Stdout = &limitWriter{r: r, kind: KindStdout, stream: StreamStdout, limit: job.StdoutLimit}
+	cmd.Stderr = &limitWriter{r: r, kind: KindStderr, stream: StreamStderr, limit: job.StderrLimit}
+	// The sh leads a process group of its own, so a stop reaches its descendants and never the
+	// helper. A group can outlive its leader: the stop signals the group, not the sh.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// os/exec calls Cancel when ctx is done before it has seen the sh exit (STOP, EOF, a signal to
+	// the helper, an overflow, a lost broker). TERM lets the script clean up; groupStop escalates
+	// to KILL after killGrace, for the whole group, since os/exec's own kill at WaitDelay reaches
+	// only the sh.
+	cmd.Cancel = func() error {
+		r.stopped.Store(true)
+		r.group.stop()
+		return nil
+	}
+	cmd.WaitDelay = drainDelay
+
+	if err := cmd.Start(); err != nil {
+		return fail(r.conn, ReasonSpawn)
+	}
+	pid := cmd.Process.Pid
+	r.group = &groupStop{pgid: pid, done: make(chan struct{})}
+	_ = r.send(Record{Kind: KindStarted, PID: pid, PGID: pid})
+	close(r.ready)
+
+	go r.watchBroker(in)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	// The error adds nothing to cmd.ProcessState: a nonzero status or a signal is an ExitError,
+	// ErrWaitDelay means output pipes were still held open by a descendant after the sh exited,
+	// and a cancellation is already known to r.
+	_ = cmd.Wait()
+	r.group.wait()
+
+	final := r.final(cmd.ProcessState)
+	if err := r.send(final); err != nil || final.Kind == KindFailed {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// final decides the final record once the sh has been waited for.
+func (r *runner) final(state *os.ProcessState) Record {
+	r.overflowMu.Lock()
+	overflow := r.overflow
+	r.overflowMu.Unlock()
+	switch {
+	case overflow != "":
+		// Output was dropped: never report a completion over truncated output.
+		return Record{Kind: KindOverflow, Stream: overflow}
+	case r.stopped.Load():
+		return Record{Kind: KindStopped}
+	case state == nil:
+		return Record{Kind: KindFailed, Reason: ReasonInternal}
+	}
+	// Exit status and signal are separate facts: ExitCode is -1 exactly when a signal ended it.
+	if code := state.ExitCode(); code != -1 {
+		return Record{Kind: KindExited, Status: code}
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return Record{Kind: KindSignaled, Signal: int(ws.Signal())}
+	}
+	return Record{Kind: KindFailed, Reason: ReasonInternal}
+}
+
+// watchBroker stops the script on the broker's STOP and, since nobody could be told the result
+// otherwise, on anything else too: EOF, a read error, or an unexpected line.
+func (r *runner) watchBroker(in *bufio.Reader) {
+	_, _ = readLine(in)
+	r.cancel()
+}
+
+// send writes one record.
+func (r *runner) send(rec Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sendLocked(rec)
+}
+
+// sendLocked writes one record with r.mu held. A record that cannot be written means the broker
+// is gone, which stops the script as EOF does.
+func (r *runner) sendLocked(rec Record) error {
+	err := WriteRecord(r.conn, rec)
+	if err != nil {
+		r.cancel()
+	}
+	return err
+}
+
+// overflowed records that stream passed its limit and stops the group. It signals the group
+// itself, not only through cmd.Cancel, because os/exec no longer cancels once it has seen the sh
+// exit, while a background descendant may still be writing.
+func (r *runner) overflowed(stream string) {
+	r.overflowMu.Lock()
+	if r.overflow == "" {
+		r.overflow = stream
+	}
+	r.overflowMu.Unlock()
+	r.group.stop()
+	r.cancel()
+}
+
+// limitWriter streams one of the script's outputs to the broker as records of at most MaxChunk
+// bytes, up to its limit. The first byte over the limit is an overflow: the bytes up to the limit
+// are sent, that byte and every later one are dropped, and the group is stopped.
+type limitWriter struct {
+	r      *runner
+	kind   Kind
+	stream string
+	limit  int
+	n      int  // bytes sent
+	over   bool // the limit was passed
+}
+
+// Write never fails: dropped output is still read, so the pipe stays drained and the script stops
+// by the group's signals, not by SIGPIPE.
+func (w *limitWriter) Write(p []byte) (int, error) {
+	<-w.r.ready
+	if w.over {
+		return len(p), nil
+	}
+	keep := p
+	if room := w.limit - w.n; len(p) > room {
+		keep, w.over = p[:room], true
+	}
+	for rest := keep; len(rest) > 0; {
+		chunk := rest[:min(len(rest), MaxChunk)]
+		rest = rest[len(chunk):]
+		if err := w.r.send(Record{Kind: w.kind, Data: chunk}); err != nil {
+			break // the broker is gone; sendLocked has stopped the script
+		}
+	}
+	w.n += len(keep)
+	if w.over {
+		w.r.overflowed(w.stream)
+	}
+	return len(p), nil
+}
+
+// groupStop stops the script's process group once: SIGTERM now, SIGKILL when killGrace has
+// passed unless the group is gone by then.
+type groupStop struct {
+	pgid  int
+	once  sync.Once
+	began atomic.Bool
+	done  chan struct{} // closed when the escalation has ended
+}
+
+func (g *groupStop) stop() {
+	g.once.Do(func() {
+		g.began.Store(true)
+		_ = unix.Kill(-g.pgid, unix.SIGTERM)
+		go g.escalate()
+	})
+}
+
+// escalate sends SIGKILL to the group when killGrace has passed, unless the group is gone. The
+// group keeps its id reserved while any member, even an unreaped zombie, is left, and the sh is
+// a member until it is reaped; after that a pid reuse within killGrace would be needed for the
+// SIGKILL to reach an unrelated group.
+func (g *groupStop) escalate() {
+	defer close(g.done)
+	grace := time.NewTimer(killGrace)
+	defer grace.Stop()
+	poll := time.NewTicker(groupPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-poll.C:
+			if unix.Kill(-g.pgid, 0) == unix.ESRCH {
+				return
+			}
+		case <-grace.C:
+			_ = unix.Kill(-g.pgid, unix.SIGKILL)
+			return
+		}
+	}
+}
+
+// wait returns once a stop that began has finished escalating. Only call it after cmd.Wait has
+// returned: by then every caller of stop has returned.
+func (g *groupStop) wait() {
+	if g.began.Load() {
+		<-g.done
+	}
+}
