@@ -26,7 +26,6 @@ func (sh *shell) close() {
 	sh.once.Do(func() {
 		close(sh.done)
 		sh.conn.Close()
-		sh.peer.Close()
 	})
 }
 
@@ -58,7 +57,10 @@ func (b *Broker) readShell(sh *shell) {
 
 // watchShell marks the enrollment lost when the shell process exits. EOF
 // on the connection is no proof: children inherit the socket.
+// It owns the pidfd and closes it when done, so the fd is never closed
+// while it is being polled.
 func (b *Broker) watchShell(sh *shell) {
+	defer sh.peer.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
