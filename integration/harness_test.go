@@ -64,7 +64,7 @@ func raceEnabled() bool {
 
 // build compiles the binaries once per test run, with -race when the tests
 // run with it, so the race detector watches the server too.
-func build(t *testing.T) binaries {
+func build(t testing.TB) binaries {
 	t.Helper()
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "libtmux-mcp-bin-")
@@ -95,7 +95,7 @@ func build(t *testing.T) binaries {
 
 // shortTempDir makes a private directory with a short path (tmux socket
 // paths must stay under 108 bytes), removed in t.Cleanup.
-func shortTempDir(t *testing.T) string {
+func shortTempDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "lm")
 	if err != nil {
@@ -108,7 +108,7 @@ func shortTempDir(t *testing.T) string {
 // cleanEnv is the whole environment of a binary under test: PATH, a
 // private HOME, TMUX_TMPDIR pointing at tmuxTmpdir (so a default socket is
 // never the developer's), plus extra.
-func cleanEnv(t *testing.T, tmuxTmpdir string, extra ...string) []string {
+func cleanEnv(t testing.TB, tmuxTmpdir string, extra ...string) []string {
 	t.Helper()
 	home := filepath.Join(shortTempDir(t), "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
@@ -171,7 +171,7 @@ func (s *syncBuffer) line(substr string, timeout time.Duration) (string, bool) {
 
 // proc is one running libtmux-mcp with a connected client session.
 type proc struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	stderr *syncBuffer
 	cs     *mcp.ClientSession
@@ -184,7 +184,7 @@ type proc struct {
 // start runs the server binary with args and env (see cleanEnv) and
 // connects an MCP client to it over its stdin and stdout. The process is
 // stopped in t.Cleanup if the test has not stopped it.
-func start(t *testing.T, env []string, args ...string) *proc {
+func start(t testing.TB, env []string, args ...string) *proc {
 	t.Helper()
 	b := build(t)
 	p := &proc{t: t, stderr: newSyncBuffer()}
@@ -308,7 +308,7 @@ func resultText(res *mcp.CallToolResult) string {
 }
 
 // tmuxServer starts a private tmux server for one test.
-func tmuxServer(t *testing.T) *tmuxtest.Server {
+func tmuxServer(t testing.TB) *tmuxtest.Server {
 	t.Helper()
 	tmuxtest.Need(t, "tmux")
 	return tmuxtest.Start(t)

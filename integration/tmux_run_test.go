@@ -26,7 +26,7 @@ type enrolled struct {
 
 // enrollPane starts the server inviting a fresh zsh pane, sources the setup
 // file in that pane as a person would, and waits for the enrolled line.
-func enrollPane(t *testing.T, before ...string) *enrolled {
+func enrollPane(t testing.TB, before ...string) *enrolled {
 	t.Helper()
 	b := build(t)
 	if b.helper == "" {
@@ -62,7 +62,7 @@ func enrollPane(t *testing.T, before ...string) *enrolled {
 	return e
 }
 
-func outputSchema(t *testing.T, p *proc) *jsonschema.Resolved {
+func outputSchema(t testing.TB, p *proc) *jsonschema.Resolved {
 	t.Helper()
 	for tool, err := range p.cs.Tools(context.Background(), nil) {
 		if err != nil {
@@ -88,7 +88,7 @@ func outputSchema(t *testing.T, p *proc) *jsonschema.Resolved {
 
 // run calls tmux_run and returns the answer, after validating it against
 // the published output schema and checking isError matches ok.
-func (e *enrolled) run(t *testing.T, ctx context.Context, args map[string]any) map[string]any {
+func (e *enrolled) run(t testing.TB, ctx context.Context, args map[string]any) map[string]any {
 	t.Helper()
 	if _, ok := args["target"]; !ok {
 		args["target"] = map[string]any{"kind": "pane", "id": e.pane, "generation": e.gen}
@@ -113,7 +113,7 @@ func (e *enrolled) run(t *testing.T, ctx context.Context, args map[string]any) m
 	return obj
 }
 
-func data(t *testing.T, obj map[string]any) map[string]any {
+func data(t testing.TB, obj map[string]any) map[string]any {
 	t.Helper()
 	d, ok := obj["data"].(map[string]any)
 	if !ok {
@@ -122,7 +122,7 @@ func data(t *testing.T, obj map[string]any) map[string]any {
 	return d
 }
 
-func errorOf(t *testing.T, obj map[string]any, code, delivery string) map[string]any {
+func errorOf(t testing.TB, obj map[string]any, code, delivery string) map[string]any {
 	t.Helper()
 	er, ok := obj["error"].(map[string]any)
 	if !ok {
