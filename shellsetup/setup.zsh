@@ -1,85 +1,214 @@
-# libtmux-mcp: enroll this pane's zsh for tmux_run. Written by libtmux-mcp
-# (0600, for one use); source it once, by hand, in the pane it names:
-#   source THIS-FILE
-# Nothing is ever typed into the terminal. To stop: libtmux_mcp_unenroll
-\typeset -g _ltm_aliases=${options[aliases]}; \unsetopt aliases   # parse free of user aliases
-_ltm_send() { builtin print -r -u $_ltm_fd -- "$1" 2>/dev/null }
-_ltm_stop() {   # forget the connection quietly
-  { builtin zle -F $_ltm_fd; exec {_ltm_fd}<&- } 2>/dev/null
-  precmd_functions=(${precmd_functions:#_ltm_precmd})
-  unset _ltm_fd _ltm_eid _ltm_ok _ltm_buf _ltm_deferred
+# tmux_run enrollment for tmux pane @PANE@, written by libtmux-mcp (mode 0600, single use).
+# Source it by hand in that pane's top-level zsh. Stop any time with: libtmux_mcp_unenroll
+\builtin typeset -g _libtmux_mcp_o="${options[aliases]}aliases ${options[ignorebraces]}ignorebraces ${options[ignoreclosebraces]}ignoreclosebraces ${options[shglob]}shglob ${options[kshglob]}kshglob ${options[rcquotes]}rcquotes ${options[xtrace]}xtrace ${options[verbose]}verbose"; \builtin setopt no_aliases no_ignore_braces no_ignore_close_braces no_sh_glob no_ksh_glob no_rc_quotes no_xtrace no_verbose
+
+# The line above keeps the rest of this file free of the person's aliases and of options that
+# change how it parses, and stops it from being echoed (it holds the token). The last lines put
+# those options back. Everything below uses `builtin` and `emulate -L zsh`, so functions named
+# print, zle, read ... and options such as ksh_arrays or err_return do not reach it.
+#
+# Protocol, one line each way, fields separated by one space, every line ending in \n:
+#   enrollment connection  shell: HELLO 1 <token> <$$> <$TMUX_PANE> <$TMUX>   broker: OK <id> | NO <reason>
+#   then                   broker: RUN <run_id>
+#                          shell:  BUSY <run_id> (READY at the next prompt) | STARTED <run_id>
+#                                  | FAIL <run_id> connect | FAIL <run_id> spawn | ERR bad-request
+#                          shell:  BYE (libtmux_mcp_unenroll)
+#   spawn connection       shell: SPAWN <id> <run_id>, then the helper owns it as its fd 3
+
+# One line on the enrollment connection. A broker that went away is noticed by the handler (hup).
+_libtmux_mcp_send() {
+  builtin syswrite -o $_libtmux_mcp_fd "$1"$'\n' 2>/dev/null
 }
-libtmux_mcp_unenroll() {
-  [[ -n ${_ltm_fd-} ]] || { builtin print -u2 'tmux_run: this shell is not enrolled'; return 1 }
-  _ltm_send BYE
-  _ltm_stop
-  builtin print -r -- "tmux_run unenrolled in pane @PANE@"
+
+# Forget the enrollment without a word: handler, precmd hook, connection, state.
+_libtmux_mcp_stop() {
+  builtin emulate -L zsh
+  if [[ -n ${_libtmux_mcp_fd-} ]]; then
+    # never `exec {fd}<&- 2>/dev/null`: that would send the shell's stderr to /dev/null for good
+    { builtin zle -F $_libtmux_mcp_fd; exec {_libtmux_mcp_fd}<&- } 2>/dev/null
+  fi
+  precmd_functions=(${precmd_functions:#_libtmux_mcp_precmd})
+  builtin unset _libtmux_mcp_fd _libtmux_mcp_eid _libtmux_mcp_buf _libtmux_mcp_ready _libtmux_mcp_idle
+  return 0
 }
-_ltm_precmd() { (( _ltm_deferred )) && { _ltm_deferred=0; _ltm_send READY } }
-_ltm_connect() {   # a new connection on a free fd >= 10 (3-9 are clobbered by `exec 3>x`); sets REPLY
-  local fd; exec {fd}</dev/null && exec {fd}<&- && builtin zsocket -d $fd @SOCK@
+
+# A new broker connection on a free fd >= 10 (fds 3-9 belong to the person: `exec 3>x`),
+# stored in the caller's variable named $1. zsocket never sets close-on-exec.
+_libtmux_mcp_connect() {
+  builtin emulate -L zsh
+  local REPLY _libtmux_mcp_c
+  exec {_libtmux_mcp_c}</dev/null && exec {_libtmux_mcp_c}<&- || return 1
+  builtin zsocket -d $_libtmux_mcp_c @SOCKET@ || return 1
+  : ${(P)1::=$_libtmux_mcp_c}
 }
-_ltm_probe() {     # widget: is the primary line editor idle and empty?
-  emulate -L zsh
-  _ltm_ok=0
+
+# precmd hook: a fresh prompt is coming; tell the broker once if it was told BUSY.
+_libtmux_mcp_precmd() {
+  builtin emulate -L zsh
+  if (( ${_libtmux_mcp_ready:-0} )); then
+    _libtmux_mcp_ready=0
+    _libtmux_mcp_send READY
+  fi
+  return 0
+}
+
+# Widget, called from the handler: is the primary line editor idle, with nothing typed?
+# Typed text, PS2, vared, isearch, menu selection, quoted-insert, a numeric argument or a
+# vi find-char all count as busy. A plain zle -F handler cannot see $BUFFER; a widget can.
+_libtmux_mcp_probe() {
+  builtin emulate -L zsh -o extended_glob
+  _libtmux_mcp_idle=0
   [[ $CONTEXT == start && -z $BUFFER$PREBUFFER ]] || return 0
   (( PENDING == 0 && KEYS_QUEUED_COUNT == 0 && ZLE_RECURSIVE == 0 && ${#funcstack} == 3 )) || return 0
   (( ! ISEARCHMATCH_ACTIVE && ! REGION_ACTIVE && ! SUFFIX_ACTIVE )) || return 0
   [[ $KEYMAP == (main|emacs|viins|vicmd) ]] || return 0
   [[ $WIDGET == (*isearch*|*search*|*complet*|*menu*|execute-*|quoted-insert|*argument*|describe-key-briefly|where-is|read-command|vi-*find*|vi-replace*|recursive-edit) ]] && return 0
-  _ltm_ok=1
+  _libtmux_mcp_idle=1
 }
-_ltm_on_fd() {     # zle -F handler: $1 = fd, $2 = hup|err|nval on error
-  emulate -L zsh -o extended_glob
+
+# zle -F handler: $1 is the fd; $2 is set (hup, err, nval) when the connection broke.
+# One read(2) of what is there (sysread, never `read -t`, which can freeze the editor on a
+# partial line), split into lines. EOF, hup or a runaway line: stop quietly.
+_libtmux_mcp_on_fd() {
+  builtin emulate -L zsh -o extended_glob
   local chunk line
-  # one read(2) of what is there: never blocks the editor on a partial line
-  if [[ -n ${2-} ]] || ! builtin sysread -i $1 -s 4096 chunk; then _ltm_stop; return; fi
-  _ltm_buf+=$chunk
-  (( ${#_ltm_buf} > 8192 )) && { _ltm_stop; return }
-  while [[ $_ltm_buf == *$'\n'* ]]; do
-    line=${_ltm_buf%%$'\n'*}; _ltm_buf=${_ltm_buf#*$'\n'}
-    _ltm_request "$line"
+  if [[ -n ${2-} ]] || ! builtin sysread -i $1 -s 4096 chunk 2>/dev/null; then
+    _libtmux_mcp_stop
+    return 0
+  fi
+  _libtmux_mcp_buf+=$chunk
+  while [[ -n ${_libtmux_mcp_fd-} && $_libtmux_mcp_buf == *$'\n'* ]]; do
+    line=${_libtmux_mcp_buf%%$'\n'*}
+    _libtmux_mcp_buf=${_libtmux_mcp_buf#*$'\n'}
+    _libtmux_mcp_request "$line"
   done
+  if (( ${#_libtmux_mcp_buf} > 1024 )); then
+    _libtmux_mcp_stop
+  fi
+  return 0
 }
-_ltm_request() {
-  emulate -L zsh -o extended_glob -o no_bg_nice
+
+# One request from the broker (the handler -> here -> the probe widget: funcstack is 3 deep).
+_libtmux_mcp_request() {
+  builtin emulate -L zsh -o extended_glob -o no_bg_nice
   local id nfd
-  if [[ $1 != RUN\ [a-f0-9](#c32) ]]; then _ltm_send "ERR bad-request"; return; fi
+  if [[ $1 != RUN\ [0-9a-f](#c32) ]]; then
+    _libtmux_mcp_send 'ERR bad-request'
+    return 0
+  fi
   id=${1#RUN }
-  builtin zle _ltm_probe -f nolast                  # -f nolast: leave $LASTWIDGET alone
-  if (( ! _ltm_ok )); then _ltm_deferred=1; _ltm_send "BUSY $id"; return; fi
-  _ltm_connect 2>/dev/null || { _ltm_send "FAIL $id connect"; return }
-  nfd=$REPLY
-  builtin print -r -u $nfd -- "SPAWN $_ltm_eid $id"  # SO_PEERCRED of this connection: this shell
-  # double fork: $!, the job table and $? stay as they were; the helper gets
-  # the cwd, the exported environment, fd 3 = its connection, nothing else
-  ( @HELPER@ job $id 3<&$nfd </dev/null >/dev/null 2>&1 {nfd}<&- {_ltm_fd}<&- &! )
-  exec {nfd}<&-
-  _ltm_send "STARTED $id"
+  _libtmux_mcp_idle=0                                     # busy unless the probe says otherwise
+  builtin zle _libtmux_mcp_probe -f nolast 2>/dev/null   # nolast: $LASTWIDGET stays the person's
+  if (( ! _libtmux_mcp_idle )); then
+    _libtmux_mcp_ready=1
+    _libtmux_mcp_send "BUSY $id"
+    return 0
+  fi
+  if ! _libtmux_mcp_connect nfd 2>/dev/null; then
+    _libtmux_mcp_send "FAIL $id connect"
+    return 0
+  fi
+  # The broker reads SO_PEERCRED of this connection: this shell, not a child.
+  if ! builtin syswrite -o $nfd "SPAWN $_libtmux_mcp_eid $id"$'\n' 2>/dev/null; then
+    { exec {nfd}<&- } 2>/dev/null
+    _libtmux_mcp_send "FAIL $id connect"
+    return 0
+  fi
+  # Double fork: $!, $? and the job table stay as they were; the helper's parent becomes init.
+  # It gets the shell's cwd and exported environment, fd 3 = its own connection, 0-2 on
+  # /dev/null, and neither the enrollment fd nor this shell's copy of the spawn fd. The braces
+  # send even this shell's own complaint (fork failed) to /dev/null.
+  if { ( @HELPER@ job $id 3<&$nfd </dev/null >/dev/null 2>&1 {nfd}<&- {_libtmux_mcp_fd}<&- &! ) } 2>/dev/null; then
+    { exec {nfd}<&- } 2>/dev/null
+    _libtmux_mcp_send "STARTED $id"
+  else
+    { exec {nfd}<&- } 2>/dev/null
+    _libtmux_mcp_send "FAIL $id spawn"
+  fi
+  return 0
 }
+
+_libtmux_mcp_rc=0
 () {
-  emulate -L zsh -o extended_glob
-  local fd reply
-  if [[ ! -o interactive || -z ${TMUX_PANE-} || -n ${_ltm_fd-} ]]; then
-    builtin print -u2 'tmux_run: source this in an interactive zsh inside tmux, once'; return 1
+  builtin emulate -L zsh -o extended_glob
+  local fd reply chunk
+  local -i st=0
+  local -F deadline left
+  if [[ ! -o interactive || ! -o zle ]]; then
+    builtin print -ru2 -- 'tmux_run enrollment: needs an interactive zsh; source this file by hand in tmux pane @PANE@'
+    return 1
   fi
-  if [[ $TMUX_PANE != @PANE@ ]]; then
-    builtin print -u2 "tmux_run: this file is for pane @PANE@, not $TMUX_PANE"; return 1
+  if [[ -z ${TMUX-} || ${TMUX_PANE-} != %[0-9]## ]]; then
+    builtin print -ru2 -- 'tmux_run enrollment: not inside tmux; source this file in tmux pane @PANE@'
+    return 1
   fi
-  builtin zmodload zsh/net/socket zsh/system && _ltm_connect || return 1
-  fd=$REPLY
-  builtin print -r -u $fd -- "HELLO 1 @TOKEN@ $$ $TMUX_PANE ${TMUX-}"
-  if ! builtin read -r -t 5 -u $fd reply || [[ $reply != OK\ [a-f0-9](#c32) ]]; then
-    builtin print -u2 -r -- "tmux_run enrollment refused: ${${reply#NO }:-no answer}"
-    { exec {fd}<&- } 2>/dev/null; return 1
+  if [[ -n ${_libtmux_mcp_fd-} ]]; then
+    builtin print -ru2 -- 'tmux_run enrollment: this shell is already enrolled; run libtmux_mcp_unenroll first'
+    return 1
   fi
-  typeset -gi _ltm_fd=$fd; typeset -g _ltm_eid=${reply#OK } _ltm_ok=0 _ltm_buf= _ltm_deferred=0
-  typeset -ga precmd_functions; precmd_functions+=(_ltm_precmd)
-  builtin zle -N _ltm_probe
-  builtin zle -F $fd _ltm_on_fd
-  builtin print -r -- "tmux_run enrolled in pane @PANE@; run libtmux_mcp_unenroll to stop"
-}
-_ltm_rc=$?
-[[ $_ltm_aliases == on ]] && setopt aliases
-unset _ltm_aliases
-() { local r=$_ltm_rc; unset _ltm_rc; return r }
+  if [[ $TMUX == *[[:cntrl:]]* ]]; then
+    builtin print -ru2 -- 'tmux_run enrollment: $TMUX holds a control character; cannot enroll'
+    return 1
+  fi
+  if ! builtin zmodload zsh/net/socket zsh/system zsh/datetime 2>/dev/null; then
+    builtin print -ru2 -- 'tmux_run enrollment: needs the zsh modules zsh/net/socket, zsh/system and zsh/datetime'
+    return 1
+  fi
+  if ! _libtmux_mcp_connect fd 2>/dev/null; then
+    builtin print -ru2 -- 'tmux_run enrollment failed: cannot reach libtmux-mcp (it stopped, or its socket is gone)'
+    return 1
+  fi
+  if ! builtin syswrite -o $fd "HELLO 1 @TOKEN@ $$ $TMUX_PANE $TMUX"$'\n' 2>/dev/null; then
+    { exec {fd}<&- } 2>/dev/null
+    builtin print -ru2 -- 'tmux_run enrollment failed: libtmux-mcp closed the connection'
+    return 1
+  fi
+  # One line, at most 5 s. A byte at a time, so nothing after the newline is taken from the
+  # handler, and never blocked on a partial line (read -t would be).
+  deadline=$(( EPOCHREALTIME + 5 ))
+  while [[ $reply != *$'\n'* ]] && (( ${#reply} < 128 )); do
+    if (( (left = deadline - EPOCHREALTIME) <= 0 )); then
+      st=4
+      break
+    fi
+    builtin sysread -i $fd -s 1 -t $left chunk 2>/dev/null || { st=$?; break }
+    reply+=$chunk
+  done
+  if [[ $reply == OK\ [A-Za-z0-9_-](#c1,64)$'\n' ]]; then
+    typeset -gi _libtmux_mcp_fd=$fd _libtmux_mcp_ready=0 _libtmux_mcp_idle=0
+    typeset -g _libtmux_mcp_eid=${${reply#OK }%$'\n'} _libtmux_mcp_buf=
+    typeset -ga precmd_functions
+    precmd_functions+=(_libtmux_mcp_precmd)
+    builtin zle -N _libtmux_mcp_probe
+    builtin zle -F $fd _libtmux_mcp_on_fd
+    libtmux_mcp_unenroll() {
+      builtin emulate -L zsh
+      if [[ -z ${_libtmux_mcp_fd-} ]]; then
+        builtin print -ru2 -- 'tmux_run is not enrolled in this shell'
+        return 1
+      fi
+      _libtmux_mcp_send BYE
+      _libtmux_mcp_stop
+      builtin print -r -- 'tmux_run unenrolled in pane @PANE@'
+    }
+    builtin print -r -- 'tmux_run enrolled in pane @PANE@; run libtmux_mcp_unenroll to stop'
+    return 0
+  fi
+  { exec {fd}<&- } 2>/dev/null
+  if [[ $reply == NO\ [A-Za-z0-9_-](#c1,64)$'\n' ]]; then
+    builtin print -ru2 -- "tmux_run enrollment refused: ${${reply#NO }%$'\n'}"
+  elif (( st == 4 )); then
+    builtin print -ru2 -- 'tmux_run enrollment failed: no answer from libtmux-mcp within 5 s'
+  elif [[ -z $reply ]]; then
+    builtin print -ru2 -- 'tmux_run enrollment failed: libtmux-mcp closed the connection without answering'
+  else
+    builtin print -ru2 -- 'tmux_run enrollment failed: unexpected answer from libtmux-mcp'
+  fi
+  return 1
+} || _libtmux_mcp_rc=$?
+
+# Put back the options the first line turned off (at top level: zsh restores xtrace when a
+# function returns), then answer the status. One line, so all of it is parsed before aliases
+# come back.
+typeset -g _libtmux_mcp_on=${(j: :)${(M)${=_libtmux_mcp_o}:#on*}#on}
+\builtin unset _libtmux_mcp_o; [[ -z $_libtmux_mcp_on ]] || \builtin setopt ${=_libtmux_mcp_on}; \builtin unset _libtmux_mcp_on; () { \builtin unset _libtmux_mcp_rc; return $1 } $_libtmux_mcp_rc

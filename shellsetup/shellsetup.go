@@ -1,32 +1,47 @@
-// Package shellsetup writes the zsh setup file a person sources to enroll a
-// pane for tmux_run. The file is a real zsh script (setup.zsh, embedded)
-// with the broker socket, the helper path, a single-use token and the pane
-// filled in. Files are created privately (0600, O_EXCL|O_NOFOLLOW) and
-// removed only while they are still the file this process created.
+// Package shellsetup makes the zsh setup file a person sources to enroll a
+// tmux pane for tmux_run. The file is a real zsh script, setup.zsh,
+// embedded here; Render fills in the broker socket, the helper binary, a
+// single-use token and the pane. Create writes it privately (0600,
+// O_EXCL|O_NOFOLLOW) and File.Remove deletes it only while it is still the
+// file Create made.
 //
-// It does not talk to the shell; package broker does.
+// setup.zsh speaks the shell side of the line protocol described at its
+// top (HELLO/OK/NO, RUN/BUSY/READY/STARTED/FAIL, SPAWN, BYE). This package
+// never talks to a shell or a broker; package broker does.
 package shellsetup
 
 import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
+	"unicode"
+	"unicode/utf8"
 )
 
 //go:embed setup.zsh
 var template string
 
+// Placeholders in setup.zsh. Socket and helper are replaced by complete
+// single-quoted words, so they stand bare in the template.
+const (
+	placeSocket = "@SOCKET@"
+	placeHelper = "@HELPER@"
+	placeToken  = "@TOKEN@"
+	placePane   = "@PANE@"
+)
+
+// maxSocketPath is the longest path a Unix socket address holds on Linux
+// (sun_path is 108 bytes with its terminating NUL).
+const maxSocketPath = 107
+
 // Params fill the template.
 type Params struct {
 	Socket string // absolute path of the broker socket
-	Helper string // absolute path of libtmux-mcp-helper
-	Token  string // 32 lowercase hex digits
-	Pane   string // %3
+	Helper string // absolute path of the libtmux-mcp-helper binary
+	Token  string // 32 lowercase hex digits, single use
+	Pane   string // the invited pane, e.g. %3
 }
 
 var (
@@ -34,87 +49,66 @@ var (
 	panePattern  = regexp.MustCompile(`^%[0-9]+$`)
 )
 
-// Render returns the setup file for p.
+// Render returns the setup file for p, or an error naming the first
+// parameter that cannot be used.
 func Render(p Params) ([]byte, error) {
-	for _, v := range []struct{ what, path string }{{"broker socket", p.Socket}, {"helper", p.Helper}} {
-		if !filepath.IsAbs(v.path) {
-			return nil, fmt.Errorf("%s path %q is not absolute", v.what, v.path)
-		}
-		if strings.ContainsFunc(v.path, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return nil, fmt.Errorf("%s path %q contains a control character", v.what, v.path)
-		}
+	if err := checkPath("broker socket", p.Socket); err != nil {
+		return nil, err
+	}
+	if len(p.Socket) > maxSocketPath {
+		return nil, fmt.Errorf("shellsetup: broker socket path is %d bytes; a Unix socket path holds at most %d", len(p.Socket), maxSocketPath)
+	}
+	if err := checkPath("helper", p.Helper); err != nil {
+		return nil, err
 	}
 	if !tokenPattern.MatchString(p.Token) {
-		return nil, errors.New("token must be 32 lowercase hex digits")
+		return nil, errors.New("shellsetup: the token must be 32 lowercase hex digits")
 	}
 	if !panePattern.MatchString(p.Pane) {
-		return nil, fmt.Errorf("pane %q is not a pane id like %%3", p.Pane)
+		return nil, fmt.Errorf("shellsetup: pane %q is not a pane id such as %%3", p.Pane)
 	}
-	r := strings.NewReplacer("@SOCK@", Quote(p.Socket), "@HELPER@", Quote(p.Helper), "@TOKEN@", p.Token, "@PANE@", p.Pane)
+	r := strings.NewReplacer(
+		placeSocket, quote(p.Socket),
+		placeHelper, quote(p.Helper),
+		placeToken, p.Token,
+		placePane, p.Pane,
+	)
 	return []byte(r.Replace(template)), nil
 }
 
-// Quote quotes s for zsh: single quotes, with each ' written as '\”.
-func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// File is a setup file this process created.
-type File struct {
-	path     string
-	dev, ino uint64
-}
-
-// Create writes content to a new file at path with mode 0600. An existing
-// file, or a symlink (even a dangling one), is refused: the path is never
-// followed or overwritten.
-func Create(path string, content []byte) (*File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("%s already exists; libtmux-mcp never overwrites a file it did not create (remove it: rm %s)", path, path)
-		}
-		return nil, fmt.Errorf("create the setup file: %w", err)
-	}
-	defer f.Close()
-	if err := f.Chmod(0o600); err != nil { // whatever the umask
-		os.Remove(path)
-		return nil, err
-	}
-	if _, err := f.Write(content); err != nil {
-		os.Remove(path)
-		return nil, err
-	}
-	if err := f.Sync(); err != nil {
-		os.Remove(path)
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		os.Remove(path)
-		return nil, err
-	}
-	st := fi.Sys().(*syscall.Stat_t)
-	return &File{path: path, dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil
-}
-
-// Path is where the file was created.
-func (f *File) Path() string { return f.path }
-
-// Remove deletes the file if it is still the one Create made. A missing
-// file is not an error; a file replaced by someone else is left alone.
-func (f *File) Remove() error {
-	fi, err := os.Lstat(f.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || uint64(st.Dev) != f.dev || uint64(st.Ino) != f.ino {
-		return fmt.Errorf("%s was replaced by another file; left it alone", f.path)
-	}
-	if err := os.Remove(f.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+// checkPath accepts an absolute path of valid UTF-8 without control
+// characters (C0, DEL, C1): anything else could not be shown to a person
+// or could end a protocol line.
+func checkPath(what, p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("shellsetup: %s path %q is not absolute", what, p)
+	case !utf8.ValidString(p):
+		return fmt.Errorf("shellsetup: %s path %q is not valid UTF-8", what, p)
+	case strings.ContainsFunc(p, unicode.IsControl):
+		return fmt.Errorf("shellsetup: %s path %q contains a control character", what, p)
 	}
 	return nil
+}
+
+// quote makes s one zsh word that stands for s exactly: single quotes, in
+// which nothing is special except the single quote itself. Each quote is
+// written as close-quote, backslash-quote, open-quote:
+//
+//	it's  ->  'it'\''s'
+//
+// The result does not depend on the rc_quotes option.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellWord is s as a word a person can paste into a shell: bare when it
+// holds only characters no shell treats specially, quoted otherwise.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%", r)))
+	}) {
+		return s
+	}
+	return quote(s)
 }

@@ -4,89 +4,271 @@ package peercred
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
-	"time"
+	"os"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// peerPidfd reads SO_PEERPIDFD; tests replace it to force the fallback.
-var peerPidfd = func(fd int) (int, error) {
-	return unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PEERPIDFD)
-}
+// Hooks that tests replace (see peercred_test.go).
+var (
+	// peerPidfd reads SO_PEERPIDFD (Linux 6.5 and later) of a connected
+	// socket. Tests force the pidfd_open fallback by making it answer
+	// ENOPROTOOPT, as older kernels do.
+	peerPidfd = func(fd int) (int, error) {
+		return unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+	}
+	// readStartTime is StartTime; tests replace it to play out pid reuse.
+	readStartTime = StartTime
+)
 
-// FromConn reads the peer of c. The pidfd comes from SO_PEERPIDFD, which
-// names the very process that connected. Before Linux 6.5 that option does
-// not exist; then pidfd_open(pid) is used, and the start time is read
-// before and after it: if both equal, the pidfd refers to the process that
-// connected and not to a later process that reused its pid.
+// clockTicksPerSecond is USER_HZ, the unit of the times in /proc/PID/stat:
+// 100 on every architecture Go supports on Linux.
+const clockTicksPerSecond = 100
+
+// FromConn identifies the process at the other end of c. The caller owns
+// the returned pidfd (Peer.Close).
+//
+// The pidfd comes from SO_PEERPIDFD, which the kernel takes from the very
+// process that connected. Kernels before 6.5 lack it (ENOPROTOOPT; EINVAL
+// also falls back, since 6.5-6.8 answer EINVAL for a peer that has exited,
+// and the fallback then finds the exit). The fallback opens
+// pidfd_open(pid) and proves, with start times, that the pid still belongs
+// to a process that was already running when FromConn was called; see
+// openChecked for the argument and what it cannot rule out.
+//
+// A peer that has exited by the time its identity is read gives
+// ErrPeerExited: no pidfd can then be trusted to name it.
 func FromConn(c *net.UnixConn) (Peer, error) {
-	raw, err := c.SyscallConn()
+	// Every process that could have connected to c started before now.
+	bound, err := bootTicks()
 	if err != nil {
 		return Peer{PidFD: -1}, err
 	}
-	var cred *unix.Ucred
-	var pidfd int
-	var credErr, pidErr error
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return Peer{PidFD: -1}, fmt.Errorf("peercred: %w", err)
+	}
+	var (
+		cred              *unix.Ucred
+		pidfd             = -1
+		credErr, pidfdErr error
+	)
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 		if credErr == nil {
-			pidfd, pidErr = peerPidfd(int(fd))
+			pidfd, pidfdErr = peerPidfd(int(fd))
 		}
 	}); err != nil {
-		return Peer{PidFD: -1}, err
+		return Peer{PidFD: -1}, fmt.Errorf("peercred: %w", err)
 	}
 	if credErr != nil {
-		return Peer{PidFD: -1}, fmt.Errorf("SO_PEERCRED: %w", credErr)
+		return Peer{PidFD: -1}, fmt.Errorf("peercred: SO_PEERCRED: %w", credErr)
 	}
 	p := Peer{UID: cred.Uid, GID: cred.Gid, PID: int(cred.Pid), PidFD: -1}
-	before, err := StartTime(p.PID)
-	if err != nil {
-		return p, fmt.Errorf("peer %d: %w", p.PID, err)
+	if p.PID <= 0 {
+		if pidfdErr == nil {
+			unix.Close(pidfd)
+		}
+		return Peer{PidFD: -1}, errors.New("peercred: the peer's pid is not visible from this pid namespace")
 	}
-	if pidErr == nil {
-		p.PidFD, p.StartTime = pidfd, before
-		return p, nil
+	switch {
+	case pidfdErr == nil:
+		p.StartTime, err = liveStartTime(p.PID, pidfd)
+		if err != nil {
+			unix.Close(pidfd)
+			return Peer{PidFD: -1}, err
+		}
+		p.PidFD = pidfd
+	case errors.Is(pidfdErr, unix.ENOPROTOOPT), errors.Is(pidfdErr, unix.EINVAL):
+		p.PidFD, p.StartTime, err = openChecked(p.PID, bound)
+		if err != nil {
+			return Peer{PidFD: -1}, err
+		}
+	case errors.Is(pidfdErr, unix.ESRCH):
+		return Peer{PidFD: -1}, fmt.Errorf("peercred: process %d: %w", p.PID, ErrPeerExited)
+	default:
+		return Peer{PidFD: -1}, fmt.Errorf("peercred: SO_PEERPIDFD: %w", pidfdErr)
 	}
-	if !errors.Is(pidErr, unix.ENOPROTOOPT) && !errors.Is(pidErr, unix.EINVAL) {
-		return p, fmt.Errorf("SO_PEERPIDFD: %w", pidErr)
-	}
-	pidfd, err = unix.PidfdOpen(p.PID, 0)
-	if err != nil {
-		return p, fmt.Errorf("pidfd_open(%d): %w", p.PID, err)
-	}
-	after, err := StartTime(p.PID)
-	if err != nil || after != before {
-		unix.Close(pidfd)
-		return p, fmt.Errorf("peer %d exited while it was being identified", p.PID)
-	}
-	p.PidFD, p.StartTime = pidfd, before
 	return p, nil
 }
 
-// Alive reports whether the process behind pidfd still runs.
-func Alive(pidfd int) bool {
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n == 0
+// liveStartTime reads the start time of pid, where pidfd is known to name
+// the process that connected. /proc/PID/stat describes that process only
+// while it has not exited (a pid is reused only after its process is
+// reaped), so the read counts only if the process is still alive after it.
+func liveStartTime(pid, pidfd int) (uint64, error) {
+	start, err := readStartTime(pid)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !Alive(pidfd) {
+		return 0, fmt.Errorf("peercred: process %d: %w", pid, ErrPeerExited)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("peercred: %w", err)
+	}
+	return start, nil
 }
 
-// WaitExit returns nil when the process behind pidfd exits, or ctx's error.
-// It polls the pidfd in 200 ms slices so that ctx is honoured.
-func WaitExit(ctx context.Context, pidfd int) error {
+// openChecked is the fallback before Linux 6.5: a pidfd for pid, checked
+// against pid reuse.
+//
+//  1. before := start time of pid
+//  2. fd := pidfd_open(pid)
+//  3. after := start time of pid, and the process behind fd is still alive
+//
+// A pid changes owner only after its process is reaped, and the new owner
+// starts later. If fd is alive after step 3, the stat read in step 3 was
+// of fd's process; before == after then means the pid had one owner across
+// steps 1-3 (two owners within one 10 ms tick would need the whole pid
+// space to cycle in that time), so fd names a process with that start time.
+// after <= bound means that process was running before FromConn was called.
+//
+// What remains: the peer exited and a process that started between its
+// connect and FromConn took its pid. That window is the accept-to-identify
+// delay; callers narrow it further with what the peer claims about itself
+// (the broker requires the pid to equal the shell's $$ and tmux's
+// #{pane_pid}). SO_PEERPIDFD, where it exists, has no such window.
+func openChecked(pid int, bound uint64) (int, uint64, error) {
+	exited := func() error { return fmt.Errorf("peercred: process %d: %w", pid, ErrPeerExited) }
+	before, err := readStartTime(pid)
+	if errors.Is(err, fs.ErrNotExist) {
+		return -1, 0, exited()
+	}
+	if err != nil {
+		return -1, 0, fmt.Errorf("peercred: %w", err)
+	}
+	fd, err := unix.PidfdOpen(pid, 0) // always close-on-exec
+	if errors.Is(err, unix.ESRCH) {
+		return -1, 0, exited()
+	}
+	if err != nil {
+		return -1, 0, fmt.Errorf("peercred: pidfd_open(%d): %w", pid, err)
+	}
+	after, err := readStartTime(pid)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && !Alive(fd):
+		err = exited()
+	case err != nil:
+		err = fmt.Errorf("peercred: %w", err)
+	case after != before:
+		err = fmt.Errorf("peercred: pid %d changed owner while it was being identified (start time %d, then %d); the peer has exited: %w", pid, before, after, ErrPeerExited)
+	case after > bound:
+		err = fmt.Errorf("peercred: process %d started after the connection was made, so it reused the peer's pid; the peer has exited: %w", pid, ErrPeerExited)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, 0, err
+	}
+	return fd, after, nil
+}
+
+// bootTicks is the time since boot in /proc/PID/stat units. Start times are
+// CLOCK_BOOTTIME too (both shifted alike inside a time namespace).
+func bootTicks() (uint64, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0, fmt.Errorf("peercred: clock_gettime(CLOCK_BOOTTIME): %w", err)
+	}
+	return uint64(ts.Nano()) / (1e9 / clockTicksPerSecond), nil
+}
+
+// StartTime reads when process pid started: field 22 of /proc/PID/stat, in
+// clock ticks after boot. It does not change on exec. A missing process
+// gives an error that matches fs.ErrNotExist.
+func StartTime(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("read the start time of process %d: %w", pid, err)
+	}
+	v, err := parseStartTime(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("process %d: %w", pid, err)
+	}
+	return v, nil
+}
+
+// BootID identifies this boot of the machine
+// (/proc/sys/kernel/random/boot_id).
+func BootID() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", fmt.Errorf("read the boot id: %w", err)
+	}
+	id := strings.TrimSpace(string(b))
+	if !validBootID(id) {
+		return "", fmt.Errorf("read the boot id: %q is not a boot id", id)
+	}
+	return id, nil
+}
+
+// Alive reports whether the process behind pidfd has not exited yet. A
+// zombie has exited. An invalid descriptor is not alive.
+func Alive(pidfd int) bool {
+	if pidfd < 0 {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	for {
-		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, int((200 * time.Millisecond).Milliseconds()))
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return err
+		n, err := unix.Poll(fds, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
 		}
-		if n > 0 {
+		return err == nil && n == 0
+	}
+}
+
+// WaitExit returns nil once the process behind pidfd exits (a pidfd polls
+// readable then), or ctx's error once ctx is done, whichever comes first.
+//
+// It blocks in poll(2) on two descriptors: the pidfd and an eventfd that a
+// context.AfterFunc writes when ctx ends, so a cancel wakes it at once
+// rather than at the next slice of a polling loop. The blocked poll holds
+// one OS thread for as long as it waits.
+func WaitExit(ctx context.Context, pidfd int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if pidfd < 0 {
+		return fmt.Errorf("peercred: wait for exit: no pidfd (%d)", pidfd)
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return fmt.Errorf("peercred: eventfd: %w", err)
+	}
+	woken := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(woken)
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		unix.Write(wake, one[:])
+	})
+	defer func() {
+		if !stop() {
+			<-woken // the write has finished, so wake may be closed
+		}
+		unix.Close(wake)
+	}()
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return fmt.Errorf("peercred: poll the pidfd: %w", err)
+		}
+		switch {
+		case fds[0].Revents&unix.POLLNVAL != 0:
+			return fmt.Errorf("peercred: wait for exit: %d is not an open descriptor: %w", pidfd, unix.EBADF)
+		case fds[0].Revents != 0: // POLLIN: exited (POLLHUP too, once reaped, on newer kernels)
 			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
+		case fds[1].Revents != 0:
+			return ctx.Err()
 		}
 	}
 }

@@ -5,11 +5,16 @@ package peercred
 import (
 	"context"
 	"net"
-	"syscall"
 )
 
 // FromConn answers ErrNotSupported off Linux.
 func FromConn(*net.UnixConn) (Peer, error) { return Peer{PidFD: -1}, ErrNotSupported }
+
+// StartTime answers ErrNotSupported off Linux.
+func StartTime(int) (uint64, error) { return 0, ErrNotSupported }
+
+// BootID answers ErrNotSupported off Linux.
+func BootID() (string, error) { return "", ErrNotSupported }
 
 // Alive answers false off Linux.
 func Alive(int) bool { return false }
@@ -17,4 +22,5 @@ func Alive(int) bool { return false }
 // WaitExit answers ErrNotSupported off Linux.
 func WaitExit(context.Context, int) error { return ErrNotSupported }
 
-func closeFD(fd int) { syscall.Close(fd) }
+// closeFD has nothing to close: no pidfd is ever handed out here.
+func closeFD(int) {}

@@ -1,117 +1,88 @@
-//go:build linux
-
 package peercred
 
 import (
-	"context"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"encoding/binary"
+	"encoding/hex"
+	"regexp"
 	"testing"
-	"time"
 
-	"golang.org/x/sys/unix"
+	"lukechampine.com/blake3"
 )
 
 func TestParseStartTime(t *testing.T) {
+	tail := " S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 19 20 21"
 	for _, tc := range []struct {
 		why, stat string
 		want      uint64
 		ok        bool
 	}{
-		{"plain name", "123 (zsh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 19 20", 4242, true},
-		{"name with spaces and parens", "123 (a) b) (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 77 19", 77, true},
-		{"no closing paren", "123 (zsh S 1", 0, false},
-		{"too short", "1 (x) S 1 2", 0, false},
+		{"a plain command name", "123 (zsh)" + tail, 4242, true},
+		{"a name holding spaces and parentheses: count after the last ')'", "123 (a) b) (c)" + tail, 4242, true},
+		{"a name that looks like fields", "123 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99)" + tail, 4242, true},
+		{"an empty name", "7 ()" + tail, 4242, true},
+		{"field 22 is the last field present", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 77", 77, true},
+		{"the largest start time", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551615 x", 18446744073709551615, true},
+		{"no ')' at all", "123 (zsh S 1 2", 0, false},
+		{"too few fields after the name", "1 (x) S 1 2", 0, false},
+		{"field 22 is not a number", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -5 19", 0, false},
+		{"empty input", "", 0, false},
 	} {
 		got, err := parseStartTime(tc.stat)
 		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("%s: got %d, %v; want %d ok=%v", tc.why, got, err, tc.want, tc.ok)
+			t.Errorf("%s: parseStartTime(%q) = %d, %v; want %d (ok=%v)", tc.why, tc.stat, got, err, tc.want, tc.ok)
 		}
 	}
 }
 
-func pair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
-	t.Helper()
-	dir := t.TempDir()
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, "s"), Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
+func TestProcessGeneration(t *testing.T) {
+	const boot = "5b9c3d2e-1f4a-4c6b-8d7e-0a1b2c3d4e5f"
+	g := ProcessGeneration(boot, 4321, 987654)
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(g) {
+		t.Fatalf("ProcessGeneration = %q; want 32 lowercase hex digits", g)
 	}
-	defer ln.Close()
-	client, err := net.DialUnix("unix", nil, ln.Addr().(*net.UnixAddr))
-	if err != nil {
-		t.Fatal(err)
+	// The encoding is spelled out here independently, so a change to it is
+	// a deliberate change to this test too.
+	b := []byte("libtmux-mcp process generation v1\x00")
+	b = binary.BigEndian.AppendUint32(b, uint32(len(boot)))
+	b = append(b, boot...)
+	b = binary.BigEndian.AppendUint64(b, 4321)
+	b = binary.BigEndian.AppendUint64(b, 987654)
+	sum := blake3.Sum256(b)
+	if want := hex.EncodeToString(sum[:16]); g != want {
+		t.Errorf("ProcessGeneration = %s; want %s", g, want)
 	}
-	server, err := ln.AcceptUnix()
-	if err != nil {
-		t.Fatal(err)
+	if g != ProcessGeneration(boot, 4321, 987654) {
+		t.Error("ProcessGeneration is not deterministic")
 	}
-	t.Cleanup(func() { client.Close(); server.Close() })
-	return server, client
-}
-
-func checkSelf(t *testing.T) {
-	t.Helper()
-	server, _ := pair(t)
-	p, err := FromConn(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	start, _ := StartTime(os.Getpid())
-	if p.UID != uint32(os.Getuid()) || p.PID != os.Getpid() || p.StartTime != start || p.PidFD < 0 {
-		t.Errorf("peer = %+v; want uid %d pid %d start %d and a pidfd", p, os.Getuid(), os.Getpid(), start)
-	}
-	if !Alive(p.PidFD) {
-		t.Error("Alive(self) = false")
-	}
-}
-
-func TestFromConnWithPeerPidfd(t *testing.T) { checkSelf(t) }
-
-func TestFromConnFallsBackToPidfdOpen(t *testing.T) {
-	saved := peerPidfd
-	t.Cleanup(func() { peerPidfd = saved })
-	called := false
-	peerPidfd = func(int) (int, error) { called = true; return -1, unix.ENOPROTOOPT }
-	checkSelf(t)
-	if !called {
-		t.Error("the injected SO_PEERPIDFD was not consulted")
+	for _, other := range []struct {
+		why   string
+		boot  string
+		pid   int
+		start uint64
+	}{
+		{"another boot", "5b9c3d2e-1f4a-4c6b-8d7e-0a1b2c3d4e50", 4321, 987654},
+		{"another pid", boot, 4322, 987654},
+		{"the same pid reused later", boot, 4321, 987655},
+	} {
+		if ProcessGeneration(other.boot, other.pid, other.start) == g {
+			t.Errorf("%s: same generation %s", other.why, g)
+		}
 	}
 }
 
-func TestWaitExitSeesTheProcessEnd(t *testing.T) {
-	cmd := exec.Command("sleep", "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pidfd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := WaitExit(ctx, pidfd); err == nil {
-		t.Fatal("WaitExit returned while the process runs")
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel2()
-	if err := WaitExit(ctx2, pidfd); err != nil {
-		t.Fatalf("WaitExit after kill: %v", err)
-	}
-	if Alive(pidfd) {
-		t.Error("Alive after exit = true")
-	}
-}
-
-func TestProcessGenerationChangesWithStart(t *testing.T) {
-	a := ProcessGeneration("boot", 10, 100)
-	if len(a) != 32 || a == ProcessGeneration("boot", 10, 101) || a == ProcessGeneration("boot2", 10, 100) {
-		t.Errorf("generations do not separate processes: %s", a)
+func TestValidBootID(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"5b9c3d2e-1f4a-4c6b-8d7e-0a1b2c3d4e5f", true},
+		{"5B9C3D2E-1F4A-4C6B-8D7E-0A1B2C3D4E5F", false}, // the kernel writes lowercase
+		{"5b9c3d2e1f4a4c6b8d7e0a1b2c3d4e5f", false},
+		{"5b9c3d2e-1f4a-4c6b-8d7e-0a1b2c3d4e5", false},
+		{"", false},
+	} {
+		if got := validBootID(tc.s); got != tc.want {
+			t.Errorf("validBootID(%q) = %v; want %v", tc.s, got, tc.want)
+		}
 	}
 }

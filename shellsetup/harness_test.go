@@ -1,0 +1,489 @@
+//go:build linux
+
+package shellsetup
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The harness: each test gets its own tmux server on a private socket with
+// no config, one zsh pane whose ZDOTDIR holds a minimal .zshrc, and plays
+// the broker itself on a Unix socket in a private directory whose name
+// holds a single quote and spaces (so every path in the rendered file goes
+// through quote). It synchronizes on protocol lines and on polled pane
+// state with deadlines, never on sleeps.
+
+const (
+	waitLong  = 20 * time.Second       // for anything a slow machine under -race must still do
+	pollEvery = 20 * time.Millisecond  // how often pane state is polled
+	quietFor  = 500 * time.Millisecond // how long "nothing arrives" is watched
+)
+
+// sh is one tmux server with one zsh pane.
+type sh struct {
+	t       *testing.T
+	tmuxBin string
+	sock    string // tmux socket
+	dir     string // short private directory: tmux socket, .zshrc, history
+	pane    string // %N
+	pid     int    // #{pane_pid}
+	hist    string // HISTFILE
+}
+
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("LIBTMUX_MCP_REQUIRE_INTEGRATION") == "1" {
+			t.Fatalf("%s is required: %v", name, err)
+		}
+		t.Skipf("%s not installed: %v", name, err)
+	}
+	return p
+}
+
+// shortTempDir is a private directory with a short path (tmux and broker
+// socket paths must stay under 108 bytes; t.TempDir's can be longer).
+func shortTempDir(t *testing.T, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// newShell starts a tmux server with one zsh pane and waits for its prompt.
+// extraRC is appended to the .zshrc.
+func newShell(t *testing.T, extraRC string) *sh {
+	t.Helper()
+	tmuxBin := requireTool(t, "tmux")
+	zshBin := requireTool(t, "zsh")
+	dir := shortTempDir(t, "ss")
+	s := &sh{t: t, tmuxBin: tmuxBin, sock: filepath.Join(dir, "s"), dir: dir, hist: filepath.Join(dir, "hist")}
+	rc := "PS1='%% '\nHISTFILE=" + quote(s.hist) + "\nSAVEHIST=100\nHISTSIZE=100\nsetopt INC_APPEND_HISTORY\n" + extraRC
+	if err := os.WriteFile(filepath.Join(dir, ".zshrc"), []byte(rc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tmuxBin, "-S", s.sock, "-f", "/dev/null", "new-session", "-d", "-x", "150", "-y", "50",
+		"-P", "-F", "#{pane_id} #{pane_pid}", "--", zshBin, "-i")
+	// The server, and so the pane, inherits this environment.
+	cmd.Env = append(filterEnv(os.Environ(), "TMUX", "TMUX_PANE", "ZDOTDIR", "HISTFILE", "LANG", "LC_ALL", "LC_CTYPE"),
+		"LANG=C.UTF-8", "ZDOTDIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("start tmux: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(tmuxBin, "-S", s.sock, "kill-server").Run() })
+	if _, err := fmt.Sscanf(string(out), "%s %d", &s.pane, &s.pid); err != nil {
+		t.Fatalf("new-session printed %q: %v", out, err)
+	}
+	s.waitPrompt(0)
+	return s
+}
+
+// tmux runs one tmux command on this server; its stderr is in the error.
+func (s *sh) tmux(args ...string) (string, error) {
+	cmd := exec.Command(s.tmuxBin, append([]string{"-S", s.sock}, args...)...)
+	cmd.Env = append(filterEnv(os.Environ(), "TMUX", "TMUX_PANE"), "LANG=C.UTF-8")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("tmux %q: %v: %s", args, err, stderr.String())
+	}
+	return string(out), nil
+}
+
+func (s *sh) must(args ...string) string {
+	s.t.Helper()
+	out, err := s.tmux(args...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// screen is the whole pane history and screen, trailing blank lines dropped.
+func (s *sh) screen(extra ...string) string {
+	s.t.Helper()
+	out := s.must(append([]string{"capture-pane", "-p", "-t", s.pane, "-S", "-"}, extra...)...)
+	return strings.TrimRight(out, "\n")
+}
+
+// lines is screen split into lines.
+func (s *sh) lines() []string { return strings.Split(s.screen(), "\n") }
+
+// waitFor polls the pane until ok holds, or fails showing the pane.
+func (s *sh) waitFor(what string, ok func(lines []string) bool) []string {
+	s.t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		l := s.lines()
+		if ok(l) {
+			return l
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("waited %v for %s; the pane shows:\n%s", waitLong, what, strings.Join(l, "\n"))
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// promptLines counts every line that begins with the prompt.
+func promptLines(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		if l == "%" || strings.HasPrefix(l, "% ") {
+			n++
+		}
+	}
+	return n
+}
+
+// waitPrompt waits for an empty prompt on the last line, after more than
+// `after` prompt lines in all.
+func (s *sh) waitPrompt(after int) []string {
+	s.t.Helper()
+	return s.waitFor("a fresh prompt", func(l []string) bool {
+		return l[len(l)-1] == "%" && promptLines(l) > after
+	})
+}
+
+// typeLine types text literally and presses Enter, then waits for the next
+// empty prompt. It returns the lines printed after the typed line.
+func (s *sh) typeLine(text string) []string {
+	s.t.Helper()
+	before := promptLines(s.lines())
+	s.must("send-keys", "-t", s.pane, "-l", text)
+	s.must("send-keys", "-t", s.pane, "Enter")
+	l := s.waitPrompt(before)
+	// The output sits between the last "% <text>" line and the final prompt.
+	for i := len(l) - 2; i >= 0; i-- {
+		if strings.HasPrefix(l[i], "% ") {
+			return l[i+1 : len(l)-1]
+		}
+	}
+	return nil
+}
+
+// typeText types text literally without Enter and waits until the prompt
+// line shows it.
+func (s *sh) typeText(text string) {
+	s.t.Helper()
+	s.must("send-keys", "-t", s.pane, "-l", text)
+	s.waitFor("the prompt to show "+text, func(l []string) bool { return l[len(l)-1] == "% "+text })
+}
+
+// keys sends named keys.
+func (s *sh) keys(k ...string) {
+	s.t.Helper()
+	s.must(append([]string{"send-keys", "-t", s.pane}, k...)...)
+}
+
+// paneFormat reads one format of the pane.
+func (s *sh) paneFormat(f string) string {
+	s.t.Helper()
+	return strings.TrimSpace(s.must("display-message", "-p", "-t", s.pane, f))
+}
+
+// broker is the test's stand-in for the broker: a listener in a private
+// 0700 directory, plus a fake helper script there.
+type broker struct {
+	t      *testing.T
+	dir    string
+	sock   string
+	helper string
+	ln     *net.UnixListener
+}
+
+// fakeHelper reports on fd 3 its arguments, its pid, where its fds 0-2
+// lead and how many sockets it holds (read from /proc in command
+// substitutions, which leave its own descriptors as they are), then holds
+// the connection until the broker closes it.
+const fakeHelper = `#!/bin/sh
+fd=/proc/$$/fd
+in=$(readlink $fd/0) out=$(readlink $fd/1) err=$(readlink $fd/2)
+socks=$(for f in $fd/*; do readlink "$f"; done | grep -c '^socket:')
+printf 'helper %s %s %s %s %s %s %s\n' "$1" "$2" "$$" "$in" "$out" "$err" "$socks" >&3
+cat <&3 >/dev/null
+`
+
+func newBroker(t *testing.T) *broker {
+	t.Helper()
+	dir := shortTempDir(t, "ss it's ")
+	b := &broker{t: t, dir: dir, sock: filepath.Join(dir, "b.sock"), helper: filepath.Join(dir, "the helper")}
+	if err := os.WriteFile(b.helper, []byte(fakeHelper), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: b.sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	b.ln = ln
+	return b
+}
+
+// conn is one connection from the shell.
+type conn struct {
+	t *testing.T
+	c *net.UnixConn
+	r *bufio.Reader
+}
+
+// accept waits for the shell to connect.
+func (b *broker) accept() *conn {
+	b.t.Helper()
+	b.ln.SetDeadline(time.Now().Add(waitLong))
+	c, err := b.ln.AcceptUnix()
+	if err != nil {
+		b.t.Fatalf("no connection from the shell: %v", err)
+	}
+	b.t.Cleanup(func() { c.Close() })
+	return &conn{t: b.t, c: c, r: bufio.NewReader(c)}
+}
+
+// noConnection asserts that nobody connects for quietFor.
+func (b *broker) noConnection() {
+	b.t.Helper()
+	b.ln.SetDeadline(time.Now().Add(quietFor))
+	if c, err := b.ln.AcceptUnix(); err == nil {
+		c.Close()
+		b.t.Fatal("the shell connected; want no connection")
+	} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+		b.t.Fatal(err)
+	}
+}
+
+// line reads one line, failing after waitLong.
+func (c *conn) line() string {
+	c.t.Helper()
+	c.c.SetReadDeadline(time.Now().Add(waitLong))
+	l, err := c.r.ReadString('\n')
+	if err != nil {
+		c.t.Fatalf("read a line from the shell: %v (partial %q)", err, l)
+	}
+	return strings.TrimSuffix(l, "\n")
+}
+
+// expect reads one line and compares it.
+func (c *conn) expect(want string) {
+	c.t.Helper()
+	if got := c.line(); got != want {
+		c.t.Fatalf("the shell said %q; want %q", got, want)
+	}
+}
+
+// quiet asserts that no byte arrives for d.
+func (c *conn) quiet(d time.Duration) {
+	c.t.Helper()
+	c.c.SetReadDeadline(time.Now().Add(d))
+	if l, err := c.r.ReadString('\n'); !errors.Is(err, os.ErrDeadlineExceeded) || l != "" {
+		c.t.Fatalf("the shell said %q (%v); want silence for %v", l, err, d)
+	}
+}
+
+// eof asserts that the shell closed the connection.
+func (c *conn) eof() {
+	c.t.Helper()
+	c.c.SetReadDeadline(time.Now().Add(waitLong))
+	if l, err := c.r.ReadString('\n'); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		c.t.Fatalf("read %q, %v; want the shell to close the connection", l, err)
+	}
+}
+
+func (c *conn) send(line string) {
+	c.t.Helper()
+	if _, err := c.c.Write([]byte(line + "\n")); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// peerPID is the SO_PEERCRED pid of the connection.
+func (c *conn) peerPID() int {
+	c.t.Helper()
+	raw, err := c.c.SyscallConn()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var cred *unix.Ucred
+	var cerr error
+	raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	if cerr != nil {
+		c.t.Fatal(cerr)
+	}
+	return int(cred.Pid)
+}
+
+// testToken is a fresh token per file; the tests look for it on screen.
+func testToken(t *testing.T) string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// setupFile renders and creates a setup file for the shell's pane.
+func (b *broker) setupFile(pane, token string) string {
+	b.t.Helper()
+	content, err := Render(Params{Socket: b.sock, Helper: b.helper, Token: token, Pane: pane})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	path := filepath.Join(b.dir, "setup "+strings.TrimPrefix(pane, "%")+"-"+token[:6]+".zsh")
+	f, err := Create(path, content)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { f.Remove() })
+	return path
+}
+
+// hello is a parsed HELLO line.
+type hello struct {
+	version, token, pid, pane, tmux string
+}
+
+func parseHello(t *testing.T, line string) hello {
+	t.Helper()
+	f := strings.SplitN(line, " ", 6)
+	if len(f) != 6 || f[0] != "HELLO" {
+		t.Fatalf("first line %q is not HELLO with 5 fields", line)
+	}
+	return hello{f[1], f[2], f[3], f[4], f[5]}
+}
+
+// source types `source FILE` in the pane and reads the HELLO.
+func (s *sh) source(b *broker, file string) (*conn, hello) {
+	s.t.Helper()
+	s.must("send-keys", "-t", s.pane, "-l", "source "+quote(file))
+	s.must("send-keys", "-t", s.pane, "Enter")
+	c := b.accept()
+	return c, parseHello(s.t, c.line())
+}
+
+// enroll sources a fresh setup file, answers OK and waits for the message.
+func (s *sh) enroll(b *broker, eid string) (*conn, hello) {
+	s.t.Helper()
+	token := testToken(s.t)
+	before := promptLines(s.lines())
+	c, h := s.source(b, b.setupFile(s.pane, token))
+	if h.token != token {
+		s.t.Fatalf("HELLO token %q; want %q", h.token, token)
+	}
+	c.send("OK " + eid)
+	want := "tmux_run enrolled in pane " + s.pane + "; run libtmux_mcp_unenroll to stop"
+	l := s.waitPrompt(before)
+	if !contains(l, want) {
+		s.t.Fatalf("no %q; the pane shows:\n%s", want, strings.Join(l, "\n"))
+	}
+	return c, h
+}
+
+func contains(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+// helperConn accepts the SPAWN connection and reads what the helper wrote.
+// It returns the connection and the helper's pid.
+func (b *broker) helperConn(eid, runID string, shellPID int) (*conn, int) {
+	b.t.Helper()
+	sc := b.accept()
+	sc.expect("SPAWN " + eid + " " + runID)
+	if got := sc.peerPID(); got != shellPID {
+		b.t.Errorf("SPAWN connection's SO_PEERCRED pid %d; want the shell's %d", got, shellPID)
+	}
+	f := strings.Fields(sc.line())
+	if len(f) != 8 || f[0] != "helper" || f[1] != "job" || f[2] != runID {
+		b.t.Fatalf("helper wrote %q; want helper job %s and its state", f, runID)
+	}
+	if got := strings.Join(f[4:], " "); got != "/dev/null /dev/null /dev/null 1" {
+		b.t.Errorf("helper's fds 0-2 and socket count: %s; want /dev/null thrice and one socket (fd 3): the enrollment fd or the shell's copy leaked", got)
+	}
+	pid, _ := strconv.Atoi(f[3])
+	return sc, pid
+}
+
+// pipeTerminal records every byte the pane's programs write to the terminal
+// from now on, into a file. stop ends the recording after a marker byte
+// typed through the pane proves everything written earlier has arrived; it
+// returns what was recorded before the marker.
+func (s *sh) pipeTerminal() (stop func() string) {
+	s.t.Helper()
+	out := filepath.Join(s.dir, "terminal-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	s.must("pipe-pane", "-o", "-t", s.pane, "cat >"+quote(out))
+	return func() string {
+		s.t.Helper()
+		s.must("send-keys", "-t", s.pane, "-l", "Z")
+		deadline := time.Now().Add(waitLong)
+		var b []byte
+		for {
+			b, _ = os.ReadFile(out)
+			if bytes.HasSuffix(b, []byte("Z")) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(pollEvery)
+		}
+		s.must("pipe-pane", "-t", s.pane)
+		if !bytes.HasSuffix(b, []byte("Z")) {
+			s.t.Fatalf("the marker never reached the terminal; recorded %q", b)
+		}
+		s.keys("BSpace")
+		s.waitFor("the marker to be erased", func(l []string) bool { return !strings.HasSuffix(l[len(l)-1], "Z") })
+		return string(bytes.TrimSuffix(b, []byte("Z")))
+	}
+}
+
+// ppid reads the parent pid of pid.
+func ppid(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// hasSocketFD reports whether pid holds any socket.
+func hasSocketFD(t *testing.T, pid int) bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if target, _ := os.Readlink(dir + "/" + e.Name()); strings.HasPrefix(target, "socket:") {
+			return true
+		}
+	}
+	return false
+}
