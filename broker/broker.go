@@ -171,7 +171,9 @@ func (b *Broker) handle(conn *net.UnixConn) {
 		conn.Close()
 		return
 	}
-	f := strings.Fields(line)
+	// $TMUX, the last HELLO field, holds a socket path that may contain
+	// spaces, so HELLO splits into at most six fields.
+	f := strings.SplitN(line, " ", 6)
 	switch {
 	case len(f) == 6 && f[0] == "HELLO" && f[1] == "1":
 		b.hello(conn, r, peer, f)

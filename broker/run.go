@@ -35,7 +35,7 @@ func (b *Broker) spawn(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	peer.Close()
 	b.mu.Lock()
 	rn := b.runs[runID]
-	ok := rn != nil && rn.e.ID == eid && !rn.e.Lost && peer.PID == rn.e.PID &&
+	ok := rn != nil && rn.e.ID == eid && !rn.e.Lost() && peer.PID == rn.e.PID &&
 		peercred.ProcessGeneration(b.bootID, peer.PID, peer.StartTime) == rn.e.ProcessGeneration
 	if ok {
 		delete(b.runs, runID)
@@ -80,7 +80,7 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 		return refuse(CodeProcessChanged, fmt.Sprintf("pane %s now runs process %d, not the enrolled shell %d (respawned?); a person must enroll the new shell", req.Pane, p.PID, e.PID))
 	case p.Dead:
 		return refuse(CodePaneDead, fmt.Sprintf("pane %s is dead", req.Pane))
-	case state == enroll.StateLost || e.Lost:
+	case state == enroll.StateLost || e.Lost():
 		return refuse(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s exited or unenrolled; send the server SIGHUP to invite the pane again", req.Pane))
 	}
 	if start, err := peercred.StartTime(e.PID); err != nil || peercred.ProcessGeneration(b.bootID, e.PID, start) != e.ProcessGeneration {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,8 +46,12 @@ type Enrollment struct {
 	Pane              string
 	PID               int
 	ProcessGeneration string
-	Lost              bool
+	lost              atomic.Bool // the shell exited, unenrolled or was replaced
 }
+
+// Lost reports whether the enrolled shell exited, unenrolled or was
+// replaced by a newer enrollment.
+func (e *Enrollment) Lost() bool { return e.lost.Load() }
 
 // slot is one --enroll-pane.
 type slot struct {
@@ -108,7 +113,7 @@ func (r *Registry) Invite() ([]string, error) {
 	var errs []error
 	for _, pane := range sortedKeys(r.slots) {
 		s := r.slots[pane]
-		if s.enrolled != nil && !s.enrolled.Lost || s.token != "" {
+		if s.enrolled != nil && !s.enrolled.Lost() || s.token != "" {
 			continue
 		}
 		token := newID()
@@ -208,13 +213,13 @@ func (r *Registry) Accept(h Hello, c Checks) (*Enrollment, string) {
 	if err != nil || h.PeerPID != h.ShellPID || h.PeerPID != panePID {
 		return nil, ReasonNotPaneProcess
 	}
-	if r.enrolledLocked() >= MaxPanes && (s.enrolled == nil || s.enrolled.Lost) {
+	if r.enrolledLocked() >= MaxPanes && (s.enrolled == nil || s.enrolled.Lost()) {
 		return nil, ReasonLimit
 	}
 	s.used[h.Token] = true
 	r.retireLocked(s)
 	if s.enrolled != nil {
-		s.enrolled.Lost = true // replaced: a new HELLO from the same pane's shell
+		s.enrolled.lost.Store(true) // replaced: a new HELLO from the same pane's shell
 	}
 	e := &Enrollment{ID: newID(), Pane: s.pane, PID: h.PeerPID, ProcessGeneration: h.ProcessGeneration}
 	s.enrolled = e
@@ -224,7 +229,7 @@ func (r *Registry) Accept(h Hello, c Checks) (*Enrollment, string) {
 func (r *Registry) enrolledLocked() int {
 	n := 0
 	for _, s := range r.slots {
-		if s.enrolled != nil && !s.enrolled.Lost {
+		if s.enrolled != nil && !s.enrolled.Lost() {
 			n++
 		}
 	}
@@ -235,7 +240,7 @@ func (r *Registry) enrolledLocked() int {
 func (r *Registry) Lose(e *Enrollment) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e.Lost = true
+	e.lost.Store(true)
 }
 
 // Lookup returns the current enrollment of pane and the pane's state.
@@ -246,7 +251,7 @@ func (r *Registry) Lookup(pane string) (*Enrollment, string) {
 	switch {
 	case s == nil:
 		return nil, StateNone
-	case s.enrolled != nil && !s.enrolled.Lost:
+	case s.enrolled != nil && !s.enrolled.Lost():
 		return s.enrolled, StateEnrolled
 	case s.token != "":
 		return s.enrolled, StateInvited
@@ -261,7 +266,7 @@ func (r *Registry) ByID(id string) *Enrollment {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.slots {
-		if s.enrolled != nil && s.enrolled.ID == id && !s.enrolled.Lost {
+		if s.enrolled != nil && s.enrolled.ID == id && !s.enrolled.Lost() {
 			return s.enrolled
 		}
 	}

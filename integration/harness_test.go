@@ -339,3 +339,22 @@ func (p *proc) exitStatus() int {
 	}
 	return p.cmd.ProcessState.ExitCode()
 }
+
+// waitCount waits until substr occurs at least n times, or timeout.
+func (s *syncBuffer) waitCount(substr string, n int, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		text, changed := s.b.String(), s.changed
+		s.mu.Unlock()
+		if strings.Count(text, substr) >= n {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
+}

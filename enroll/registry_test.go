@@ -1,0 +1,135 @@
+package enroll
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeFiles records setup files instead of writing them.
+type fakeFiles struct {
+	mu      sync.Mutex
+	tokens  map[string]string // path -> token
+	removed chan string
+	fail    error
+}
+
+func (f *fakeFiles) Create(path, pane, token string) (func() error, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	f.tokens[path] = token
+	return func() error {
+		f.mu.Lock()
+		delete(f.tokens, path)
+		f.mu.Unlock()
+		f.removed <- path
+		return nil
+	}, nil
+}
+
+func (f *fakeFiles) token(path string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tokens[path]
+}
+
+func newTestRegistry(t *testing.T, lifetime time.Duration) (*Registry, *fakeFiles) {
+	t.Helper()
+	files := &fakeFiles{tokens: map[string]string{}, removed: make(chan string, 16)}
+	r, err := NewRegistry(files, map[string]string{"%1": "/f1", "%2": "/f2"}, lifetime, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	if panes, err := r.Invite(); err != nil || len(panes) != 2 {
+		t.Fatalf("Invite = %v, %v", panes, err)
+	}
+	return r, files
+}
+
+var okChecks = Checks{
+	SameServer: func(string) bool { return true },
+	PanePID:    func(string) (int, error) { return 100, nil },
+}
+
+func TestAcceptRulesKeepTheTokenUntilSuccess(t *testing.T) {
+	r, files := newTestRegistry(t, time.Minute)
+	tok := files.token("/f1")
+	hello := Hello{Token: tok, ShellPID: 100, Pane: "%1", TMUX: "/s,1,0", PeerPID: 100, ProcessGeneration: "g"}
+	for _, tc := range []struct {
+		why    string
+		mutate func(*Hello, *Checks)
+		want   string
+	}{
+		{"unknown token", func(h *Hello, _ *Checks) { h.Token = "00000000000000000000000000000000" }, ReasonExpired},
+		{"token of another pane", func(h *Hello, _ *Checks) { h.Pane = "%2" }, ReasonWrongPane},
+		{"another server", func(_ *Hello, c *Checks) { c.SameServer = func(string) bool { return false } }, ReasonWrongServer},
+		{"a nested shell", func(h *Hello, _ *Checks) { h.PeerPID, h.ShellPID = 101, 101 }, ReasonNotPaneProcess},
+		{"$$ lies about the peer", func(h *Hello, _ *Checks) { h.ShellPID = 99 }, ReasonNotPaneProcess},
+		{"the pane is gone", func(_ *Hello, c *Checks) { c.PanePID = func(string) (int, error) { return 0, errors.New("gone") } }, ReasonNotPaneProcess},
+	} {
+		h, c := hello, okChecks
+		tc.mutate(&h, &c)
+		if e, reason := r.Accept(h, c); e != nil || reason != tc.want {
+			t.Errorf("%s: got %v %q; want refusal %q", tc.why, e, reason, tc.want)
+		}
+		if _, state := r.Lookup("%1"); state != StateInvited {
+			t.Errorf("%s: state after refusal %q; want invited", tc.why, state)
+		}
+	}
+	e, reason := r.Accept(hello, okChecks)
+	if e == nil || len(e.ID) != 32 {
+		t.Fatalf("Accept = %v %q", e, reason)
+	}
+	if got := <-files.removed; got != "/f1" {
+		t.Errorf("removed %q; want /f1", got)
+	}
+	if _, reason := r.Accept(hello, okChecks); reason != ReasonUsed {
+		t.Errorf("second use: %q; want used", reason)
+	}
+	if got, state := r.Lookup("%1"); got != e || state != StateEnrolled || r.ByID(e.ID) != e {
+		t.Errorf("Lookup = %v %q", got, state)
+	}
+	r.Lose(e)
+	if _, state := r.Lookup("%1"); state != StateLost || r.ByID(e.ID) != nil {
+		t.Errorf("state after Lose = %q", state)
+	}
+	if panes, _ := r.Invite(); len(panes) != 1 || panes[0] != "%1" {
+		t.Errorf("re-invite after loss = %v; want [%%1] (%%2 still has a live invitation)", panes)
+	}
+}
+
+func TestInvitationExpires(t *testing.T) {
+	r, files := newTestRegistry(t, 20*time.Millisecond)
+	tok := files.token("/f2")
+	got := map[string]bool{}
+	for len(got) < 2 {
+		select {
+		case p := <-files.removed:
+			got[p] = true
+		case <-time.After(10 * time.Second):
+			t.Fatal("invitations never expired")
+		}
+	}
+	if _, state := r.Lookup("%2"); state != StateNone {
+		t.Errorf("state after expiry %q; want none", state)
+	}
+	h := Hello{Token: tok, ShellPID: 100, Pane: "%2", PeerPID: 100}
+	if _, reason := r.Accept(h, okChecks); reason != ReasonExpired {
+		t.Errorf("expired token: %q", reason)
+	}
+}
+
+func TestTooManyPanes(t *testing.T) {
+	panes := map[string]string{}
+	for i := range MaxPanes + 1 {
+		panes["%"+string(rune('0'+i))] = "/f"
+	}
+	if _, err := NewRegistry(&fakeFiles{}, panes, time.Minute, nil); err == nil {
+		t.Error("9 panes accepted")
+	}
+}
