@@ -211,7 +211,7 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 		old.close()
 	}
 	if _, err := fmt.Fprintf(conn, "OK %s\n", e.ID); err != nil {
-		b.lose(sh)
+		b.lose(sh, "cannot answer the shell")
 		return
 	}
 	b.cfg.Log.Info("tmux_run pane enrolled", slog.String("pane", e.Pane), slog.Int("pid", peer.PID))

@@ -31,7 +31,8 @@ func (sh *shell) close() {
 
 // readShell reads the shell's answers until it closes or says BYE.
 func (b *Broker) readShell(sh *shell) {
-	defer b.lose(sh)
+	reason := "connection closed"
+	defer func() { b.lose(sh, reason) }()
 	for {
 		line, err := sh.r.ReadSlice('\n')
 		if err != nil {
@@ -45,7 +46,7 @@ func (b *Broker) readShell(sh *shell) {
 			default: // nobody waits: a late answer to an abandoned run
 			}
 		case "BYE":
-			b.cfg.Log.Info("tmux_run pane unenrolled", slog.String("pane", sh.e.Pane))
+			reason = "unenrolled"
 			return
 		case "READY":
 			// A fresh prompt after BUSY: nothing waits for it.
@@ -68,13 +69,17 @@ func (b *Broker) watchShell(sh *shell) {
 		cancel()
 	}()
 	if err := peercred.WaitExit(ctx, sh.peer.PidFD); err == nil {
-		b.cfg.Log.Info("tmux_run enrolled shell exited", slog.String("pane", sh.e.Pane))
-		b.lose(sh)
+		b.lose(sh, "shell exited")
 	}
 }
 
-// lose marks sh's enrollment lost and closes its connection.
-func (b *Broker) lose(sh *shell) {
+// lose marks sh's enrollment lost and closes its connection; the first
+// call logs why. A connection can close before the shell's exit is seen,
+// or the other way round.
+func (b *Broker) lose(sh *shell, reason string) {
+	if !sh.e.Lost() {
+		b.cfg.Log.Info("tmux_run enrollment lost", slog.String("pane", sh.e.Pane), slog.String("reason", reason))
+	}
 	b.cfg.Registry.Lose(sh.e)
 	b.mu.Lock()
 	if b.shells[sh.e.Pane] == sh {

@@ -139,6 +139,17 @@ func TestTmuxRunEnrollmentRules(t *testing.T) {
 	if got := e.state(t); got != "enrolled" {
 		t.Errorf("state after a refused reuse = %q; want enrolled", got)
 	}
+
+	// The person can withdraw the pane.
+	e.ts.Type(e.pane, "libtmux_mcp_unenroll", true)
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "tmux_run unenrolled in pane "+e.pane) })
+	if _, ok := e.p.stderr.line("reason=unenrolled", 20*time.Second); !ok {
+		t.Fatalf("the server did not see the unenrollment; stderr:\n%s", e.p.stderr)
+	}
+	if got := e.state(t); got != "lost" {
+		t.Errorf("state after unenrolling = %q; want lost", got)
+	}
+	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "enrollment_lost", "not_sent")
 }
 
 func TestTmuxRunInvitationExpiresAndSIGHUPReinvites(t *testing.T) {
@@ -208,7 +219,7 @@ func TestTmuxRunShellExitsDuringRun(t *testing.T) {
 	done := e.runAsync(context.Background(), "touch "+began+"; while [ ! -e "+finish+" ]; do sleep 0.02; done; echo finished")
 	waitFile(t, began)
 	e.ts.Type(e.pane, "exit", true)
-	if _, ok := e.p.stderr.line("enrolled shell exited", 20*time.Second); !ok {
+	if _, ok := e.p.stderr.line("tmux_run enrollment lost", 20*time.Second); !ok {
 		t.Fatalf("the server did not notice the shell exit; stderr:\n%s", e.p.stderr)
 	}
 	os.WriteFile(finish, nil, 0o600)
