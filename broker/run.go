@@ -99,6 +99,9 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 		RunID: enroll.NewRunID(), ScriptDigest: helper.Digest(req.Script), ServerGeneration: req.Generation,
 		PaneID: req.Pane, EnrollmentGeneration: e.ID, ProcessGeneration: e.ProcessGeneration,
 	}
+	// Output buffers are reserved at their limits before authorization, so
+	// a run that starts never fails for want of memory to hold its answer.
+	out := Outcome{Delivery: NotSent, Stdout: make([]byte, 0, req.StdoutLimit), Stderr: make([]byte, 0, req.StderrLimit)}
 	ok, err := enroll.Guard(ctx, b.cfg.Client, req.Pane, e.PID, receipt.RunID)
 	if err != nil {
 		return refuse(CodeBrokerUnavailable, fmt.Sprintf("the tmux authorization check failed: %v", err))
@@ -106,7 +109,7 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	if !ok {
 		return refuse(CodeProcessChanged, fmt.Sprintf("tmux no longer shows the enrolled shell %d alive in pane %s", e.PID, req.Pane))
 	}
-	out := Outcome{Delivery: NotSent, Receipt: receipt}
+	out.Receipt = receipt
 	return b.dispatch(ctx, sh, req, out)
 }
 
@@ -204,8 +207,6 @@ func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Ou
 		return out
 	}
 	out.Delivery = PossiblySent
-	out.Stdout = make([]byte, 0, req.StdoutLimit)
-	out.Stderr = make([]byte, 0, req.StderrLimit)
 	records := make(chan helper.Record)
 	readErr := make(chan error, 1)
 	go func() {

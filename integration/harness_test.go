@@ -176,6 +176,8 @@ type proc struct {
 	stderr *syncBuffer
 	cs     *mcp.ClientSession
 
+	progress chan *mcp.ProgressNotificationParams // notifications the server sent
+
 	closeOnce sync.Once
 	closeTime time.Duration
 	closeErr  error
@@ -187,14 +189,21 @@ type proc struct {
 func start(t testing.TB, env []string, args ...string) *proc {
 	t.Helper()
 	b := build(t)
-	p := &proc{t: t, stderr: newSyncBuffer()}
+	p := &proc{t: t, stderr: newSyncBuffer(), progress: make(chan *mcp.ProgressNotificationParams, 64)}
 	p.cmd = exec.Command(b.server, args...)
 	p.cmd.Env = env
 	p.cmd.Stderr = p.stderr
 	// A longer grace than the SDK's 5 s: tests measure the exit themselves
 	// and must never see the transport's own SIGTERM.
 	transport := &mcp.CommandTransport{Command: p.cmd, TerminateDuration: 10 * time.Second}
-	client := mcp.NewClient(&mcp.Implementation{Name: "libtmux-mcp-integration", Version: "0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "libtmux-mcp-integration", Version: "0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			select {
+			case p.progress <- req.Params:
+			default: // a test that does not read them
+			}
+		},
+	})
 	cs, err := client.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
 		if p.cmd.Process != nil {

@@ -318,3 +318,41 @@ func TestTmuxRunStdinEOFStopsTheScript(t *testing.T) {
 	}
 	groupGone(t, sh)
 }
+
+func TestTmuxRunReportsProgress(t *testing.T) {
+	e := enrollPane(t)
+	params := &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
+		"target": map[string]any{"kind": "pane", "id": e.pane, "generation": e.gen},
+		"script": "printf 12345; sleep 2.5",
+	}}
+	params.SetProgressToken("run-1")
+	res, err := e.p.cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("tmux_run: %v %v", err, res)
+	}
+	select {
+	case n := <-e.p.progress:
+		if n.ProgressToken != "run-1" || n.Progress <= 0 || !strings.Contains(n.Message, "stdout 5 bytes") {
+			t.Errorf("progress notification = %+v", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a 2.5 s run sent no progress notification")
+	}
+}
+
+func TestTmuxRunBrokerSocketRemoved(t *testing.T) {
+	e := invitePane(t, nil)
+	content, _ := os.ReadFile(e.file)
+	i := strings.Index(string(content), "/libtmux-mcp-broker-")
+	if i < 0 {
+		t.Fatalf("no broker socket path in the setup file")
+	}
+	start := strings.LastIndexByte(string(content[:i]), '\'') + 1
+	end := start + strings.IndexByte(string(content[start:]), '\'')
+	socket := string(content[start:end])
+	e.source(t)
+	if err := os.Remove(socket); err != nil {
+		t.Fatal(err)
+	}
+	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "spawn_failed", "not_sent")
+}
