@@ -224,6 +224,7 @@ func TestTmuxRunShellExitsDuringRun(t *testing.T) {
 	}
 	os.WriteFile(finish, nil, 0o600)
 	obj := <-done
+	e.validate(t, obj)
 	d := data(t, obj)
 	if c := d["completion"].(map[string]any); c["state"] != "exited" || c["exit_status"] != 0.0 || d["stdout"].(map[string]any)["data"] != "finished\n" {
 		t.Errorf("run across the shell's exit = %v", d)
@@ -251,6 +252,7 @@ func TestTmuxRunHelperKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj := <-done
+	e.validate(t, obj)
 	er := errorOf(t, obj, "helper_failed", "observed")
 	if eff := er["effects"].(map[string]any); eff["state"] != "unknown" || eff["completion"].(map[string]any)["state"] != "unobserved" || eff["authorization"] == nil {
 		t.Errorf("effects = %v; want unknown, unobserved, with the receipt", eff)
@@ -343,16 +345,43 @@ func TestTmuxRunReportsProgress(t *testing.T) {
 func TestTmuxRunBrokerSocketRemoved(t *testing.T) {
 	e := invitePane(t, nil)
 	content, _ := os.ReadFile(e.file)
-	i := strings.Index(string(content), "/libtmux-mcp-broker-")
-	if i < 0 {
-		t.Fatalf("no broker socket path in the setup file")
-	}
-	start := strings.LastIndexByte(string(content[:i]), '\'') + 1
-	end := start + strings.IndexByte(string(content[start:]), '\'')
-	socket := string(content[start:end])
+	socket := brokerSocket(t, content)
 	e.source(t)
 	if err := os.Remove(socket); err != nil {
 		t.Fatal(err)
 	}
 	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "spawn_failed", "not_sent")
+}
+
+func TestTmuxRunEOFRetiresInvitations(t *testing.T) {
+	e := invitePane(t, nil)
+	content, err := os.ReadFile(e.file)
+	if err != nil {
+		t.Fatalf("no setup file while invited: %v", err)
+	}
+	socket := brokerSocket(t, content)
+	e.p.close()
+	e.p.waitExit(10 * time.Second)
+	if code := e.p.exitStatus(); code != 0 {
+		t.Errorf("exit status %d; want 0", code)
+	}
+	if _, err := os.Stat(e.file); !os.IsNotExist(err) {
+		t.Errorf("the pending invitation's file survived stdin EOF (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Dir(socket)); !os.IsNotExist(err) {
+		t.Errorf("the broker's directory %s survived stdin EOF (%v)", filepath.Dir(socket), err)
+	}
+}
+
+// brokerSocket finds the broker socket path a setup file connects to.
+func brokerSocket(t testing.TB, content []byte) string {
+	t.Helper()
+	text := string(content)
+	i := strings.Index(text, "/libtmux-mcp-broker-")
+	if i < 0 {
+		t.Fatalf("no broker socket path in the setup file")
+	}
+	start := strings.LastIndexByte(text[:i], '\'') + 1
+	end := start + strings.IndexByte(text[start:], '\'')
+	return text[start:end]
 }

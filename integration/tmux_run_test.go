@@ -125,15 +125,22 @@ func (e *enrolled) run(t testing.TB, ctx context.Context, args map[string]any) m
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		t.Fatalf("tmux_run answer is not an object: %s", raw)
 	}
+	e.validate(t, obj)
+	if res.IsError == (obj["ok"] == true) {
+		t.Errorf("isError=%v but ok=%v", res.IsError, obj["ok"])
+	}
+	return obj
+}
+
+// validate checks an answer against the published output schema.
+func (e *enrolled) validate(t testing.TB, obj map[string]any) {
+	t.Helper()
+	raw, _ := json.Marshal(obj)
 	var generic any
 	json.Unmarshal(raw, &generic)
 	if err := e.schema.Validate(generic); err != nil {
 		t.Errorf("answer does not validate against the published schema: %v\n%s", err, raw)
 	}
-	if res.IsError == (obj["ok"] == true) {
-		t.Errorf("isError=%v but ok=%v", res.IsError, obj["ok"])
-	}
-	return obj
 }
 
 func data(t testing.TB, obj map[string]any) map[string]any {
