@@ -234,25 +234,32 @@ func (b *Broker) sameServer(tmuxEnv string) bool {
 
 // panePID reads #{pane_pid} of pane.
 func (b *Broker) panePID(pane string) (int, error) {
-	p, err := b.pane(context.Background(), pane)
+	p, _, err := b.pane(context.Background(), pane)
 	if err != nil {
 		return 0, err
 	}
 	return p.PID, nil
 }
 
-// pane reads one pane and the server identity in one call.
-func (b *Broker) pane(ctx context.Context, pane string) (tmux.Pane, error) {
+// errNoPane means tmux does not know the pane.
+var errNoPane = errors.New("no such pane")
+
+// pane reads one pane and the server's current generation in one call.
+func (b *Broker) pane(ctx context.Context, pane string) (tmux.Pane, string, error) {
 	snap, err := b.cfg.Client.Snapshot(ctx, tmux.Want{Panes: true, Scope: tmux.PaneScope{PaneID: pane}})
 	if err != nil {
-		return tmux.Pane{}, err
+		var te *tmux.Error
+		if errors.As(err, &te) && strings.Contains(te.Stderr, "can't find pane") {
+			return tmux.Pane{}, "", errNoPane
+		}
+		return tmux.Pane{}, "", err
 	}
 	for _, p := range snap.Panes {
 		if p.ID == pane {
-			return p, nil
+			return p, snap.Server.Generation, nil
 		}
 	}
-	return tmux.Pane{}, errors.New("no such pane")
+	return tmux.Pane{}, snap.Server.Generation, errNoPane
 }
 
 // readLine reads one \n-terminated line of at most 4096 bytes.

@@ -3,6 +3,7 @@ package broker
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -65,14 +66,14 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	if state == enroll.StateNone || state == enroll.StateInvited {
 		return refuse(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person must source its setup file in that pane's zsh (send the server SIGHUP for a fresh invitation); list_panes shows enrollment", req.Pane, state))
 	}
-	p, err := b.pane(ctx, req.Pane)
+	p, gen, err := b.pane(ctx, req.Pane)
 	switch {
-	case err != nil && strings.Contains(err.Error(), "no such pane") || isMissingPane(err):
+	case errors.Is(err, errNoPane):
 		return refuse(CodeEnrollmentLost, fmt.Sprintf("pane %s no longer exists, so its enrolled shell is gone; enroll another pane", req.Pane))
 	case err != nil:
 		return refuse(CodeBrokerUnavailable, fmt.Sprintf("cannot read pane %s from tmux: %v", req.Pane, err))
 	}
-	if gen := b.serverGeneration(); req.Generation != gen {
+	if req.Generation != gen {
 		return refuse(CodeStaleGeneration, fmt.Sprintf("target generation %q is not the server's current generation %q; call list_panes and use its serverGeneration", req.Generation, gen))
 	}
 	switch {
@@ -111,18 +112,6 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	}
 	out.Receipt = receipt
 	return b.dispatch(ctx, sh, req, out)
-}
-
-func isMissingPane(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "can't find pane")
-}
-
-func (b *Broker) serverGeneration() string {
-	info, err := b.cfg.Client.Info(context.Background())
-	if err != nil {
-		return ""
-	}
-	return info.Generation
 }
 
 func (b *Broker) reserve(pane string) bool {
