@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -34,4 +35,35 @@ func TestSplitCaptureDropsBlankBottomRows(t *testing.T) {
 	if strings.Join(got, "|") != "a||b" {
 		t.Errorf("splitCapture = %q", got)
 	}
+}
+
+// FuzzKeepNewest checks the budget's promises on any input: never more
+// lines or characters than allowed, the kept text is the input's tail, and
+// the counts of what was dropped add up.
+func FuzzKeepNewest(f *testing.F) {
+	f.Add("a\nbb\nccc", 2, 4)
+	f.Add("ünï\ncödé", 1, 3)
+	f.Fuzz(func(t *testing.T, text string, lines, chars int) {
+		if lines < 1 || lines > 50 || chars < 0 || chars > 500 || !utf8.ValidString(text) {
+			return
+		}
+		in := strings.Split(text, "\n")
+		got := budget{lines, chars}.keepNewest(in)
+		total := 0
+		for _, l := range got.Lines {
+			total += utf8.RuneCountInString(l)
+		}
+		if len(got.Lines) > lines || total > chars {
+			t.Fatalf("kept %d lines, %d chars; budget %d/%d", len(got.Lines), total, lines, chars)
+		}
+		if got.DroppedLines+len(got.Lines) != len(in) {
+			t.Fatalf("dropped %d + kept %d != %d lines", got.DroppedLines, len(got.Lines), len(in))
+		}
+		if all := utf8.RuneCountInString(strings.Join(in, "")); total+got.DroppedChars != all {
+			t.Fatalf("kept %d + dropped %d != %d chars", total, got.DroppedChars, all)
+		}
+		if !strings.HasSuffix(strings.Join(in, "\n"), strings.Join(got.Lines, "\n")) {
+			t.Fatalf("kept %q is not the tail of %q", got.Lines, in)
+		}
+	})
 }
