@@ -385,3 +385,33 @@ func brokerSocket(t testing.TB, content []byte) string {
 	end := start + strings.IndexByte(text[start:], '\'')
 	return text[start:end]
 }
+
+func TestTmuxRunTimeout(t *testing.T) {
+	e := invitePane(t, []string{"--run-timeout", "1s"})
+	e.source(t)
+	pidfile := filepath.Join(e.ts.Dir, "pid")
+	done := e.runAsync(context.Background(), writePIDScript(pidfile, "sleep 30"))
+	sh := readPID(t, pidfile)
+	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
+	obj := <-done
+	e.validate(t, obj)
+	er := errorOf(t, obj, "timed_out", "observed")
+	if eff := er["effects"].(map[string]any); eff["state"] != "unknown" && eff["state"] != "known" {
+		t.Errorf("effects after a timeout = %v", eff)
+	}
+	groupGone(t, sh)
+}
+
+func TestTmuxRunDeadPane(t *testing.T) {
+	e := enrollPane(t)
+	e.ts.Run("set-option", "-p", "-t", e.pane, "remain-on-exit", "on")
+	e.ts.Type(e.pane, "exit", true)
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.TrimSpace(e.ts.Run("display-message", "-p", "-t", e.pane, "#{pane_dead}")) != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the pane never died")
+		}
+		time.Sleep(10 * time.Millisecond) // polling tmux state
+	}
+	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "pane_dead", "not_sent")
+}

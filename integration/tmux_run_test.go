@@ -204,7 +204,11 @@ func TestTmuxRunEnvironmentAndNoInjection(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	e := enrollPane(t, "cd "+dir, "export SHOWN=yes; HIDDEN=no")
+	bangFile := filepath.Join(e.ts.Dir, "bang")
 	e.ts.Type(e.pane, "sleep 0 &!", true)
+	e.ts.Type(e.pane, "echo $! > "+bangFile+".tmp; mv "+bangFile+".tmp "+bangFile, true)
+	waitFile(t, bangFile)
+	bang, _ := os.ReadFile(bangFile)
 	e.ts.Type(e.pane, "clear; (exit 7)", true)
 	e.ts.WaitFor(e.pane, func(s string) bool { return strings.TrimSpace(s) == "%" })
 	hist := func() string { b, _ := os.ReadFile(filepath.Join(e.ts.Dir, "hist")); return string(b) }
@@ -222,9 +226,10 @@ func TestTmuxRunEnvironmentAndNoInjection(t *testing.T) {
 		t.Errorf("the history changed during the run")
 	}
 	e.ts.Type(e.pane, `echo "st=$? bang=${!:-none} pwd=$PWD shown=$SHOWN f=$(whence -w f)"; jobs`, true)
-	screen := e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "\nst=") })
-	if !strings.Contains(screen, "st=7 bang=") || strings.Contains(screen, "bang=none") || !strings.Contains(screen, "pwd="+dir+" shown=yes f=f: none") {
-		t.Errorf("the shell's state changed:\n%s", screen)
+	screen := e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "\nst=") && strings.HasSuffix(strings.TrimSpace(s), "%") })
+	want := "st=7 bang=" + strings.TrimSpace(string(bang)) + " pwd=" + dir + " shown=yes f=f: none\n%"
+	if !strings.Contains(screen, want) {
+		t.Errorf("the shell's state changed ($?, $!, cwd, environment, functions or jobs); want %q in:\n%s", want, screen)
 	}
 }
 
@@ -266,7 +271,17 @@ func TestTmuxRunRefusals(t *testing.T) {
 	other := e.ts.NewSession("other", "sh")
 	errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": other, "generation": e.gen}}), "not_enrolled", "not_sent")
 	errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": e.pane, "generation": "stale"}}), "stale_generation", "not_sent")
+	for _, target := range []map[string]any{
+		{"kind": "window", "id": e.pane, "generation": e.gen},
+		{"kind": "pane", "id": "3", "generation": e.gen},
+		{"kind": "pane", "id": e.pane, "generation": ""},
+	} {
+		errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": target}), "invalid_target", "not_sent")
+	}
 	errorOf(t, e.run(t, ctx, map[string]any{"script": strings.Repeat("x", 65537)}), "invalid_script", "not_sent")
+	// 65,536 bytes exactly is allowed, counted in bytes, not characters.
+	data(t, e.run(t, ctx, map[string]any{"script": ": " + strings.Repeat("x", 65534)}))
+	errorOf(t, e.run(t, ctx, map[string]any{"script": ": " + strings.Repeat("é", 32768)}), "invalid_script", "not_sent")
 	errorOf(t, e.run(t, ctx, map[string]any{"script": "true\x00"}), "invalid_script", "not_sent")
 	er := errorOf(t, e.run(t, ctx, map[string]any{"script": "yes | head -c 100", "stdout_limit": 10}), "output_overflow", "observed")
 	if eff := er["effects"].(map[string]any); eff["state"] != "unknown" || eff["completion"].(map[string]any)["state"] != "unobserved" {
