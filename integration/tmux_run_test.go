@@ -226,7 +226,9 @@ func TestTmuxRunEnvironmentAndNoInjection(t *testing.T) {
 		t.Errorf("the history changed during the run")
 	}
 	e.ts.Type(e.pane, `echo "st=$? bang=${!:-none} pwd=$PWD shown=$SHOWN f=$(whence -w f)"; jobs`, true)
-	screen := e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "\nst=") && strings.HasSuffix(strings.TrimSpace(s), "%") })
+	screen := e.ts.WaitFor(e.pane, func(s string) bool {
+		return strings.Contains(s, "\nst=") && strings.HasSuffix(strings.TrimSpace(s), "%")
+	})
 	want := "st=7 bang=" + strings.TrimSpace(string(bang)) + " pwd=" + dir + " shown=yes f=f: none\n%"
 	if !strings.Contains(screen, want) {
 		t.Errorf("the shell's state changed ($?, $!, cwd, environment, functions or jobs); want %q in:\n%s", want, screen)
