@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"io"
 	"log/slog"
 	"time"
 
@@ -54,6 +55,11 @@ type Config struct {
 
 	LogLevel slog.Level
 	HTTPAddr string
+
+	// Notice receives the lines meant for the operator, such as which
+	// setup file to source in which pane; os.Stderr when nil. Serve uses
+	// its stderr.
+	Notice io.Writer
 }
 
 // EnrollPane is one --enroll-pane %ID=FILE.

@@ -1,9 +1,13 @@
 package mcpserver
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -176,5 +180,58 @@ func TestListPanesWithoutLocale(t *testing.T) {
 	want := strings.TrimSuffix(ts.Run("list-panes", "-a", "-F", "#{session_name}"), "\n")
 	if len(got.Panes) != 1 || got.Panes[0].SessionName != want || !strings.Contains(want, "ünï") {
 		t.Errorf("list_panes without a locale = %+v; tmux reports session %q", got.Panes, want)
+	}
+}
+
+func TestCallerAndWatchedPanes(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	watchedPane := ts.NewSession("work", "sh")
+	otherWindowPane := strings.TrimSpace(ts.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=work", "sh"))
+	// A person's client: a real tmux client attached from inside another
+	// session's pane (with TMUX unset so tmux allows the nesting).
+	viewer := ts.NewSession("viewer", "env", "-u", "TMUX", "tmux", "-S", ts.Socket, "attach", "-t", "=work")
+	// A control client is a program, not a person.
+	ctl := exec.Command("tmux", "-S", ts.Socket, "-C", "attach", "-t", "=work")
+	ctlIn, _ := ctl.StdinPipe()
+	if err := ctl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctlIn.Close(); ctl.Process.Kill(); ctl.Wait() })
+	deadline := time.Now().Add(15 * time.Second)
+	for strings.Count(ts.Run("list-clients", "-F", "#{client_control_mode}"), "\n") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("clients never attached: %q", ts.Run("list-clients"))
+		}
+		time.Sleep(20 * time.Millisecond) // polling tmux state
+	}
+	info, err := ts.Client.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, ts, Config{
+		CallerTMUX: fmt.Sprintf("%s,%d,0", info.SocketPath, info.PID),
+		CallerPane: otherWindowPane,
+	})
+	var got listPanesResult
+	call(t, cs, "list_panes", nil, &got)
+	rows := map[string]paneRow{}
+	for _, p := range got.Panes {
+		rows[p.PaneID] = p
+	}
+	if !rows[watchedPane].Watched || rows[otherWindowPane].Watched || rows[viewer].Watched {
+		t.Errorf("watched: shown pane %v, other window %v, viewer's own pane %v; want true, false, false",
+			rows[watchedPane].Watched, rows[otherWindowPane].Watched, rows[viewer].Watched)
+	}
+	if !rows[otherWindowPane].Caller || rows[watchedPane].Caller {
+		t.Errorf("caller flags: %s %v, %s %v", otherWindowPane, rows[otherWindowPane].Caller, watchedPane, rows[watchedPane].Caller)
+	}
+
+	// A TMUX naming another server (another pid) proves nothing.
+	cs2 := connect(t, ts, Config{CallerTMUX: fmt.Sprintf("%s,%d,0", info.SocketPath, info.PID+1), CallerPane: otherWindowPane})
+	call(t, cs2, "list_panes", nil, &got)
+	for _, p := range got.Panes {
+		if p.Caller {
+			t.Errorf("pane %s marked caller for another server's TMUX", p.PaneID)
+		}
 	}
 }

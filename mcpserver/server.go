@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
@@ -34,7 +35,11 @@ type server struct {
 // to tmux (starting the server when none runs) and registers the selected
 // tools. Handlers end when ctx ends. Run it with (*mcp.Server).Run.
 func New(ctx context.Context, cfg Config) (*mcp.Server, error) {
-	s, err := build(ctx, cfg, slog.New(slog.DiscardHandler), io.Discard)
+	notice := cfg.Notice
+	if notice == nil {
+		notice = os.Stderr
+	}
+	s, err := build(ctx, cfg, slog.New(slog.DiscardHandler), notice)
 	if err != nil {
 		return nil, err
 	}
