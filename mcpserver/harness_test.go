@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -18,6 +19,9 @@ func connect(t *testing.T, ts *tmuxtest.Server, cfg Config) *mcp.ClientSession {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	cfg.Route = tmux.Route{SocketPath: ts.Socket}
+	if cfg.Notice == nil {
+		cfg.Notice = io.Discard
+	}
 	srv, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
