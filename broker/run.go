@@ -198,6 +198,8 @@ func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Ou
 	out.Delivery = PossiblySent
 	records := make(chan helper.Record)
 	readErr := make(chan error, 1)
+	quit := make(chan struct{}) // the reader ends with execute, whichever returns first
+	defer close(quit)
 	go func() {
 		for {
 			rec, err := helper.ReadRecord(sc.r)
@@ -205,7 +207,11 @@ func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Ou
 				readErr <- err
 				return
 			}
-			records <- rec
+			select {
+			case records <- rec:
+			case <-quit:
+				return
+			}
 			if rec.Final() {
 				readErr <- nil
 				return
