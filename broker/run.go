@@ -142,6 +142,14 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 		b.mu.Lock()
 		delete(b.runs, id)
 		b.mu.Unlock()
+		// A helper that connected just before the run gave up is told to
+		// run nothing.
+		select {
+		case sc := <-rn.spawn:
+			helper.WriteCancel(sc.conn)
+			sc.conn.Close()
+		default:
+		}
 	}
 	fail := func(code, msg string) Outcome {
 		abandon()
