@@ -253,7 +253,7 @@ func TestTmuxRunShellNotReady(t *testing.T) {
 	flag := filepath.Join(e.ts.Dir, "slept")
 	// Longer than the answer deadline (4 s in these tests).
 	e.ts.Type(e.pane, "sleep 6; touch "+flag, true)
-	e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "sleep 6") })
+	e.ts.WaitCommand(e.pane, "sleep")
 	begin := time.Now()
 	errorOf(t, e.run(t, context.Background(), script), "not_at_prompt", "not_sent")
 	if d := time.Since(begin); d > 30*time.Second {

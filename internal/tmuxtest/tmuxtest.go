@@ -147,3 +147,20 @@ func (s *Server) Type(pane, text string, enter bool) {
 		s.Run("send-keys", "-t", pane, "Enter")
 	}
 }
+
+// WaitCommand polls until the pane's foreground program is command, for
+// at most 15 s (the screen can show a typed command before it runs).
+func (s *Server) WaitCommand(pane, command string) {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got := strings.TrimSpace(s.Run("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+		if got == command {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("pane %s runs %q, never %q", pane, got, command)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronization
+	}
+}
