@@ -22,6 +22,7 @@ import (
 // Config is what a Broker needs.
 type Config struct {
 	Client      *tmux.Client
+	Server      tmux.ServerInfo // the server the enrollments belong to
 	Registry    *enroll.Registry
 	ShellAnswer time.Duration // how long a shell has to answer RUN
 	RunTimeout  time.Duration // ceiling of one run
@@ -62,10 +63,6 @@ func New(ctx context.Context, cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tmux_run: %w", err)
 	}
-	info, err := cfg.Client.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
 	dir, err := os.MkdirTemp("", "libtmux-mcp-broker-")
 	if err != nil {
 		return nil, err
@@ -82,7 +79,7 @@ func New(ctx context.Context, cfg Config) (*Broker, error) {
 	}
 	ln.SetUnlinkOnClose(true)
 	return &Broker{
-		cfg: cfg, dir: dir, sock: sock, ln: ln, uid: os.Getuid(), bootID: boot, server: info,
+		cfg: cfg, dir: dir, sock: sock, ln: ln, uid: os.Getuid(), bootID: boot, server: cfg.Server,
 		shells: map[string]*shell{}, runs: map[string]*run{}, busy: map[string]bool{},
 	}, nil
 }

@@ -7,5 +7,6 @@
 // sends is read. The broker never types into a terminal and never polls a
 // shell: it writes one RUN line and waits, with a deadline, for the answer.
 //
-// Linux only: elsewhere Run answers not_supported.
+// Linux only: elsewhere New fails with peercred.ErrNotSupported, so a
+// server asked to enable tmux_run stops at startup with that message.
 package broker

@@ -91,18 +91,6 @@ func NewRegistry(files Files, panes map[string]string, lifetime time.Duration, n
 	return r, nil
 }
 
-// Panes lists the invited pane ids, sorted.
-func (r *Registry) Panes() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for p := range r.slots {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Invite issues a fresh invitation for every pane whose enrollment is
 // missing, expired or lost, writing its setup file. It returns the panes
 // invited. A pane whose file cannot be written is reported and skipped.

@@ -60,9 +60,6 @@ func (s *server) startEnrollment(ctx context.Context, notice io.Writer) error {
 		if !exists[ep.Pane] {
 			return fmt.Errorf("--enroll-pane %s: no such pane on %s; list the panes with: tmux -S %s list-panes -a", ep.Pane, s.tmux.Route().Socket(), snap.Server.SocketPath)
 		}
-		if _, err := os.Lstat(ep.File); err == nil {
-			return fmt.Errorf("--enroll-pane %s: %s already exists; libtmux-mcp never overwrites a file it did not create (remove it: rm %s)", ep.Pane, ep.File, ep.File)
-		}
 		panes[ep.Pane] = ep.File
 	}
 	notify := func(msg string) { fmt.Fprintln(notice, msg) }
@@ -89,6 +86,7 @@ func (s *server) startEnrollment(ctx context.Context, notice io.Writer) error {
 func (s *server) newBroker(ctx context.Context) (*broker.Broker, setupFiles, error) {
 	b, err := broker.New(ctx, broker.Config{
 		Client:      s.tmux,
+		Server:      s.info,
 		ShellAnswer: s.cfg.ShellAnswer,
 		RunTimeout:  s.cfg.RunTimeout,
 		Log:         s.log,

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestInspectAgainstRealServer(t *testing.T) {
@@ -232,6 +236,52 @@ func TestCallerAndWatchedPanes(t *testing.T) {
 	for _, p := range got.Panes {
 		if p.Caller {
 			t.Errorf("pane %s marked caller for another server's TMUX", p.PaneID)
+		}
+	}
+}
+
+// TestInspectToolsMakeOneTmuxCall counts tmux processes: every inspect
+// answer comes from a single tmux invocation, so its rows describe one
+// moment and a call costs one process.
+func TestInspectToolsMakeOneTmuxCall(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("one", "sh")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := build(ctx, Config{Route: tmux.Route{SocketPath: ts.Socket}}, slog.New(slog.DiscardHandler), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	go s.mcp.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "count", Version: "0"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	snap, err := ts.Client.Snapshot(ctx, tmux.Want{Sessions: true, Windows: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"get_server_info", nil},
+		{"list_sessions", nil},
+		{"list_windows", nil},
+		{"list_panes", nil},
+		{"get_session_info", map[string]any{"sessionName": "one"}},
+		{"get_window_info", map[string]any{"windowId": snap.Windows[0].ID}},
+		{"get_pane_info", map[string]any{"paneId": pane}},
+		{"capture_pane", map[string]any{"paneId": pane}},
+	} {
+		before := s.tmux.Calls()
+		if msg := call(t, cs, tc.tool, tc.args, nil); msg != "" {
+			t.Fatalf("%s: %s", tc.tool, msg)
+		}
+		if n := s.tmux.Calls() - before; n != 1 {
+			t.Errorf("%s made %d tmux calls; want 1", tc.tool, n)
 		}
 	}
 }

@@ -20,6 +20,7 @@ type server struct {
 	tmux       *tmux.Client
 	version    tmux.Version
 	prov       tmux.Provenance
+	info       tmux.ServerInfo // the server as it was at startup
 	sel        Selection
 	caller     caller
 	life       context.Context // ends at shutdown; handlers end with it
@@ -84,15 +85,11 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, notice io.Writer) 
 	if err != nil {
 		return nil, err
 	}
-	prov, err := client.Ensure(ctx)
+	prov, info, err := client.Ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sel, err := Select(prov, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools)
-	if err != nil {
-		return nil, err
-	}
-	info, err := client.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +100,7 @@ func build(ctx context.Context, cfg Config, log *slog.Logger, notice io.Writer) 
 		version:    version,
 		prov:       prov,
 		sel:        sel,
+		info:       info,
 		caller:     newCaller(cfg.CallerTMUX, cfg.CallerPane, info),
 		life:       life,
 		stop:       stop,

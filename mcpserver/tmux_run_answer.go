@@ -8,12 +8,13 @@ import (
 )
 
 // runAnswer renders an outcome as the contract's answer: ok:true with the
-// data, or ok:false with error{code, message, delivery, effects}.
-func runAnswer(target any, out broker.Outcome) map[string]any {
+// data (echoing req's target), or ok:false with error{code, message,
+// delivery, effects}. Only a parsed request can succeed.
+func runAnswer(req *broker.Request, out broker.Outcome) map[string]any {
 	receipt := receiptJSON(out.Receipt)
 	if out.Code == "" {
 		return map[string]any{"ok": true, "data": map[string]any{
-			"target":        target,
+			"target":        map[string]any{"kind": "pane", "id": req.Pane, "generation": req.Generation},
 			"authorization": receipt,
 			"completion":    completionJSON(out.Completion),
 			"stdout":        outputJSON(out.Stdout),

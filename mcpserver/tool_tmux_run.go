@@ -88,10 +88,8 @@ func (s *server) addTmuxRun() {
 }
 
 func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var target any = map[string]any{}
 	breq, out := s.parseTmuxRun(req.Params.Arguments)
 	if breq != nil {
-		target = map[string]any{"kind": "pane", "id": breq.Pane, "generation": breq.Generation}
 		if s.runner == nil {
 			out = broker.Outcome{Code: broker.CodeBrokerUnavailable, Message: "the tmux_run broker is not running", Delivery: broker.NotSent}
 		} else {
@@ -107,7 +105,7 @@ func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			out = s.runner.Run(ctx, *breq)
 		}
 	}
-	answer := runAnswer(target, out)
+	answer := runAnswer(breq, out)
 	text, err := encodeJSON(answer)
 	if err != nil {
 		return nil, err

@@ -85,6 +85,9 @@ var windowFields = []field[Window]{
 }
 
 var paneFields = []field[Pane]{
+	// The zoom flag is read with every pane so that watched panes can be
+	// told without another call.
+	flag("window_zoomed_flag", func(r *Pane) *bool { return &r.WindowZoomed }),
 	str("pane_id", func(r *Pane) *string { return &r.ID }),
 	str("session_id", func(r *Pane) *string { return &r.SessionID }),
 	str("window_id", func(r *Pane) *string { return &r.WindowID }),
@@ -106,14 +109,6 @@ var paneFields = []field[Pane]{
 	str("pane_title", func(r *Pane) *string { return &r.Title }),
 	str("pane_current_command", func(r *Pane) *string { return &r.CurrentCommand }),
 	str("pane_current_path", func(r *Pane) *string { return &r.CurrentPath }),
-}
-
-// windowShowsPane fields are read with every pane so watched panes can be
-// told without another call.
-func init() {
-	paneFields = append([]field[Pane]{
-		flag("window_zoomed_flag", func(r *Pane) *bool { return &r.WindowZoomed }),
-	}, paneFields...)
 }
 
 var clientFields = []field[AttachedClient]{

@@ -18,10 +18,6 @@ import (
 //go:embed minimal.conf
 var minimalConfig []byte
 
-// MinimalConfig is the configuration a server started on the default
-// socket is given.
-func MinimalConfig() []byte { return minimalConfig }
-
 // markerOption is the user option holding the provenance marker of a server
 // this program started.
 const markerOption = "@libtmux_mcp_marker"
@@ -69,19 +65,29 @@ func Generation(pid, startTime int, socketPath string) string {
 }
 
 // Ensure connects to the route's server, starting one when none runs, and
-// reports its provenance. A server started on the default socket gets the
-// shipped minimal configuration unless route.Config names another; a server
-// started on an explicit socket follows tmux's own configuration rules (or
-// route.Config). Either way the new server is told exit-empty off so it
-// outlives having no sessions.
-func (c *Client) Ensure(ctx context.Context) (Provenance, error) {
-	_, err := c.Info(ctx)
+// reports its provenance and identity. A server started on the default
+// socket gets the shipped minimal configuration unless route.Config names
+// another; a server started on an explicit socket follows tmux's own
+// configuration rules (or route.Config). Either way the new server is told
+// exit-empty off so it outlives having no sessions.
+func (c *Client) Ensure(ctx context.Context) (Provenance, ServerInfo, error) {
+	info, err := c.Info(ctx)
 	if err == nil {
-		return Provenance{State: "existing", Config: "other"}, nil
+		return Provenance{State: "existing", Config: "other"}, info, nil
 	}
 	if !errors.Is(err, ErrNoServer) {
-		return Provenance{}, err
+		return Provenance{}, ServerInfo{}, err
 	}
+	prov, err := c.start(ctx)
+	if err != nil {
+		return Provenance{}, ServerInfo{}, err
+	}
+	info, err = c.Info(ctx)
+	return prov, info, err
+}
+
+// start starts the server with a provenance marker and reads it back.
+func (c *Client) start(ctx context.Context) (Provenance, error) {
 	if c.route.SocketPath != "" {
 		if err := os.MkdirAll(filepath.Dir(c.route.SocketPath), 0o700); err != nil {
 			return Provenance{}, fmt.Errorf("create the socket's directory: %w", err)
@@ -106,6 +112,7 @@ func (c *Client) Ensure(ctx context.Context) (Provenance, error) {
 	// first one's marker and knows it did not start it.
 	args := []string{"start-server", ";", "if-shell", "-F", "#{" + markerOption + "}", "",
 		"set -g " + markerOption + " " + marker + " ; set -s exit-empty off"}
+	var err error
 	if config != "" {
 		_, err = c.RunConfig(ctx, config, args...)
 	} else {
