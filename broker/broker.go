@@ -22,19 +22,62 @@ import (
 // Config is what a Broker needs.
 type Config struct {
 	Client      *tmux.Client
-	Server      tmux.ServerInfo // the server the enrollments belong to
-	Registry    *enroll.Registry
-	ShellAnswer time.Duration // how long a shell has to answer RUN
-	RunTimeout  time.Duration // ceiling of one run
+	Server      tmux.ServerInfo  // the server the enrollments belong to
+	Registry    *enroll.Registry // required: the invitations shells are accepted against
+	ShellAnswer time.Duration    // how long a shell has to answer RUN
+	RunTimeout  time.Duration    // ceiling of one run
 	Log         *slog.Logger
 	// Peer reads a connection's credentials; peercred.FromConn by default.
 	Peer func(*net.UnixConn) (peercred.Peer, error)
 }
 
+// Listener is the broker's socket, in a private 0700 directory of its own.
+type Listener struct {
+	dir, sock string
+	ln        *net.UnixListener
+	once      sync.Once
+	err       error
+}
+
+// Listen makes a private 0700 directory and listens on a socket in it. Setup files can be
+// written with its Path before the broker exists; Close removes the directory.
+func Listen() (*Listener, error) {
+	dir, err := os.MkdirTemp("", "libtmux-mcp-broker-")
+	if err != nil {
+		return nil, fmt.Errorf("tmux_run: make the broker directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("tmux_run: %w", err)
+	}
+	sock := filepath.Join(dir, "broker.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("tmux_run: listen on the broker socket: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	return &Listener{dir: dir, sock: sock, ln: ln}, nil
+}
+
+// Path is the socket setup files connect to.
+func (l *Listener) Path() string { return l.sock }
+
+// Close stops listening and removes the directory with everything in it.
+func (l *Listener) Close() error {
+	l.once.Do(func() {
+		l.err = l.ln.Close()
+		if err := os.RemoveAll(l.dir); err != nil && l.err == nil {
+			l.err = err
+		}
+	})
+	return l.err
+}
+
 // Broker serves enrolled shells and their helpers.
 type Broker struct {
 	cfg    Config
-	dir    string
+	l      *Listener
 	sock   string
 	ln     *net.UnixListener
 	uid    int
@@ -50,9 +93,12 @@ type Broker struct {
 	closed bool
 }
 
-// New makes a private 0700 directory holding the broker's socket and
-// listens on it. Serve accepts; Close removes everything New made.
-func New(ctx context.Context, cfg Config) (*Broker, error) {
+// New makes a broker that serves on ln, which it then owns: Close closes it. cfg.Registry is
+// required. Serve accepts.
+func New(ln *Listener, cfg Config) (*Broker, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("tmux_run: broker.New needs a registry")
+	}
 	if cfg.Peer == nil {
 		cfg.Peer = peercred.FromConn
 	}
@@ -63,33 +109,11 @@ func New(ctx context.Context, cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tmux_run: %w", err)
 	}
-	dir, err := os.MkdirTemp("", "libtmux-mcp-broker-")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	sock := filepath.Join(dir, "broker.sock")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("listen on the broker socket: %w", err)
-	}
-	ln.SetUnlinkOnClose(true)
 	return &Broker{
-		cfg: cfg, dir: dir, sock: sock, ln: ln, uid: os.Getuid(), bootID: boot, server: cfg.Server,
+		cfg: cfg, l: ln, sock: ln.sock, ln: ln.ln, uid: os.Getuid(), bootID: boot, server: cfg.Server,
 		shells: map[string]*shell{}, runs: map[string]*run{}, busy: map[string]bool{},
 	}, nil
 }
-
-// SetRegistry gives the broker the invitations it accepts shells against;
-// it is set once, before Serve.
-func (b *Broker) SetRegistry(r *enroll.Registry) { b.cfg.Registry = r }
-
-// SocketPath is the socket setup files connect to.
-func (b *Broker) SocketPath() string { return b.sock }
 
 // Serve accepts connections until ctx ends or Close is called.
 func (b *Broker) Serve(ctx context.Context) error {
@@ -140,7 +164,9 @@ func (b *Broker) Close() error {
 		sh.close()
 	}
 	b.wg.Wait()
-	os.RemoveAll(b.dir)
+	if cerr := b.l.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 
@@ -155,7 +181,7 @@ func (b *Broker) handle(conn *net.UnixConn) {
 	}
 	if int(peer.UID) != b.uid {
 		peer.Close()
-		fmt.Fprintf(conn, "NO %s\n", enroll.ReasonWrongUID)
+		fmt.Fprintf(conn, "%s %s\n", WordNo, enroll.ReasonWrongUID)
 		conn.Close()
 		return
 	}
@@ -172,15 +198,15 @@ func (b *Broker) handle(conn *net.UnixConn) {
 	// spaces, so HELLO splits into at most six fields.
 	f := strings.SplitN(line, " ", 6)
 	switch {
-	case len(f) == 6 && f[0] == "HELLO" && f[1] == "1":
+	case len(f) == 6 && f[0] == WordHello && f[1] == "1":
 		b.hello(conn, r, peer, f)
-	case len(f) == 5 && f[0] == "HELLO" && f[1] == "1":
+	case len(f) == 5 && f[0] == WordHello && f[1] == "1":
 		b.hello(conn, r, peer, append(f, "")) // $TMUX empty
-	case len(f) == 3 && f[0] == "SPAWN":
+	case len(f) == 3 && f[0] == WordSpawn:
 		b.spawn(conn, r, peer, f[1], f[2])
 	default:
 		peer.Close()
-		fmt.Fprintf(conn, "ERR bad-request\n")
+		fmt.Fprintf(conn, "%s %s\n", WordErr, ErrBadRequest)
 		conn.Close()
 	}
 }
@@ -189,12 +215,17 @@ func (b *Broker) handle(conn *net.UnixConn) {
 func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, f []string) {
 	shellPID, _ := strconv.Atoi(f[3])
 	gen := peercred.ProcessGeneration(b.bootID, peer.PID, peer.StartTime)
+	// tmux is asked before the registry is locked: list_panes never waits behind tmux.
+	facts := enroll.Facts{SameServer: b.sameServer(f[5])}
+	if tmux.ValidPaneID(f[4]) {
+		facts.PanePID, _ = b.panePID(f[4])
+	}
 	e, reason := b.cfg.Registry.Accept(enroll.Hello{
 		Token: f[2], ShellPID: shellPID, Pane: f[4], TMUX: f[5], PeerPID: peer.PID, ProcessGeneration: gen,
-	}, enroll.Checks{SameServer: b.sameServer, PanePID: b.panePID})
+	}, facts)
 	if e == nil {
 		peer.Close()
-		fmt.Fprintf(conn, "NO %s\n", reason)
+		fmt.Fprintf(conn, "%s %s\n", WordNo, reason)
 		conn.Close()
 		b.cfg.Log.Info("tmux_run enrollment refused", slog.String("pane", f[4]), slog.String("reason", reason))
 		return
@@ -207,7 +238,7 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	if old != nil {
 		old.close()
 	}
-	if _, err := fmt.Fprintf(conn, "OK %s\n", e.ID); err != nil {
+	if _, err := fmt.Fprintf(conn, "%s %s\n", WordOK, e.ID); err != nil {
 		b.lose(sh, "cannot answer the shell")
 		return
 	}

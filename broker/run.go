@@ -11,7 +11,7 @@ import (
 
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/enroll"
-	"github.com/libtmux/libtmux-mcp/helper"
+	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
 // stopGrace is how long a stopped helper has to send its last record.
@@ -43,7 +43,7 @@ func (b *Broker) spawn(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	}
 	b.mu.Unlock()
 	if !ok {
-		helper.WriteCancel(conn)
+		job.WriteCancel(conn)
 		conn.Close()
 		return
 	}
@@ -97,7 +97,7 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	defer b.release(req.Pane)
 
 	receipt := &Receipt{
-		RunID: enroll.NewRunID(), ScriptDigest: helper.Digest(req.Script), ServerGeneration: req.Generation,
+		RunID: enroll.NewRunID(), ScriptDigest: job.Digest(req.Script), ServerGeneration: req.Generation,
 		PaneID: req.Pane, EnrollmentGeneration: e.ID, ProcessGeneration: e.ProcessGeneration,
 	}
 	// Output buffers are reserved at their limits before authorization, so
@@ -146,7 +146,7 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 		// run nothing.
 		select {
 		case sc := <-rn.spawn:
-			helper.WriteCancel(sc.conn)
+			job.WriteCancel(sc.conn)
 			sc.conn.Close()
 		default:
 		}
@@ -159,7 +159,7 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 	for len(sh.replies) > 0 { // answers to abandoned runs
 		<-sh.replies
 	}
-	if _, err := fmt.Fprintf(sh.conn, "RUN %s\n", id); err != nil {
+	if _, err := fmt.Fprintf(sh.conn, "%s %s\n", WordRun, id); err != nil {
 		return fail(CodeEnrollmentLost, fmt.Sprintf("cannot reach the enrolled shell of pane %s: %v", req.Pane, err))
 	}
 	deadline := time.NewTimer(b.cfg.ShellAnswer)
@@ -173,11 +173,11 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 				continue
 			}
 			switch f[0] {
-			case "BUSY":
+			case WordBusy:
 				return fail(CodeShellBusy, fmt.Sprintf("the zsh in pane %s is not idle at an empty prompt (typed text, a continuation line or a menu); nothing was sent — ask the person, or try again once the line is empty", req.Pane))
-			case "FAIL":
+			case WordFail:
 				return fail(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s could not start the helper: %s; is the broker socket still there?", req.Pane, strings.Join(f[2:], " ")))
-			case "STARTED":
+			case WordStarted:
 				started = true
 			}
 		case spawned = <-rn.spawn:
@@ -198,19 +198,19 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 // execute sends the job and reads the helper's records to the end.
 func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Outcome) Outcome {
 	defer sc.conn.Close()
-	job := helper.Job{RunID: out.Receipt.RunID, Digest: out.Receipt.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit, Script: req.Script}
-	if err := helper.WriteJob(sc.conn, job); err != nil {
+	j := job.Job{RunID: out.Receipt.RunID, Digest: out.Receipt.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit, Script: req.Script}
+	if err := job.WriteJob(sc.conn, j); err != nil {
 		out.Code, out.Message = CodeSpawnFailed, fmt.Sprintf("cannot send the job to the helper: %v", err)
 		return out
 	}
 	out.Delivery = PossiblySent
-	records := make(chan helper.Record)
+	records := make(chan job.Record)
 	readErr := make(chan error, 1)
 	quit := make(chan struct{}) // the reader ends with execute, whichever returns first
 	defer close(quit)
 	go func() {
 		for {
-			rec, err := helper.ReadRecord(sc.r)
+			rec, err := job.ReadRecord(sc.r)
 			if err != nil {
 				readErr <- err
 				return
@@ -236,7 +236,7 @@ func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Ou
 	stop := func(code string) {
 		if stopCode == "" {
 			stopCode = code
-			helper.WriteStop(sc.conn)
+			job.WriteStop(sc.conn)
 			grace = time.After(stopGrace)
 		}
 	}
@@ -244,11 +244,11 @@ func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Ou
 		select {
 		case rec := <-records:
 			switch rec.Kind {
-			case helper.KindStarted:
+			case job.KindStarted:
 				out.Delivery = Observed
-			case helper.KindStdout:
+			case job.KindStdout:
 				out.Stdout = append(out.Stdout, rec.Data...)
-			case helper.KindStderr:
+			case job.KindStderr:
 				out.Stderr = append(out.Stderr, rec.Data...)
 			}
 			if len(out.Stdout) > req.StdoutLimit || len(out.Stderr) > req.StderrLimit {
@@ -288,29 +288,29 @@ func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Ou
 }
 
 // finish turns the helper's final record into the outcome.
-func (b *Broker) finish(out Outcome, rec helper.Record, stopCode string, req Request) Outcome {
+func (b *Broker) finish(out Outcome, rec job.Record, stopCode string, req Request) Outcome {
 	switch rec.Kind {
-	case helper.KindExited:
+	case job.KindExited:
 		out.Completion = &Completion{Status: rec.Status}
-	case helper.KindSignaled:
+	case job.KindSignaled:
 		out.Completion = &Completion{Signaled: true, Signal: rec.Signal}
-	case helper.KindOverflow:
+	case job.KindOverflow:
 		limit := req.StdoutLimit
-		if rec.Stream == helper.StreamStderr {
+		if rec.Stream == job.StreamStderr {
 			limit = req.StderrLimit
 		}
 		out.Code = CodeOutputOverflow
-		out.Message = fmt.Sprintf("the script wrote more than %d bytes to %s, so it was stopped; raise %s_limit (at most %d) or write less", limit, rec.Stream, rec.Stream, helper.MaxOutput)
-	case helper.KindStopped:
+		out.Message = fmt.Sprintf("the script wrote more than %d bytes to %s, so it was stopped; raise %s_limit (at most %d) or write less", limit, rec.Stream, rec.Stream, job.MaxOutput)
+	case job.KindStopped:
 		out.Code = stopCode
 		if out.Code == "" {
 			out.Code = CodeHelperFailed
 		}
 		out.Message = stopMessage(out.Code, b.cfg.RunTimeout)
-	case helper.KindFailed:
+	case job.KindFailed:
 		out.Code = CodeHelperFailed
 		out.Message = "the helper refused the job: " + rec.Reason
-		if rec.Reason == helper.ReasonSpawn || rec.Reason == helper.ReasonDigestMismatch || rec.Reason == helper.ReasonBadJob || rec.Reason == helper.ReasonRunIDMismatch {
+		if rec.Reason == job.ReasonSpawn || rec.Reason == job.ReasonDigestMismatch || rec.Reason == job.ReasonBadJob || rec.Reason == job.ReasonRunIDMismatch {
 			out.Delivery = NotSent
 		}
 	}

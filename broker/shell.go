@@ -40,15 +40,15 @@ func (b *Broker) readShell(sh *shell) {
 		}
 		msg := strings.TrimSuffix(string(line), "\n")
 		switch word, _, _ := strings.Cut(msg, " "); word {
-		case "STARTED", "BUSY", "FAIL":
+		case WordStarted, WordBusy, WordFail:
 			select {
 			case sh.replies <- msg:
 			default: // nobody waits: a late answer to an abandoned run
 			}
-		case "BYE":
+		case WordBye:
 			reason = "unenrolled"
 			return
-		case "READY":
+		case WordReady:
 			// A fresh prompt after BUSY: nothing waits for it.
 		default:
 			b.cfg.Log.Warn("tmux_run shell said something unexpected", slog.String("pane", sh.e.Pane), slog.String("line", msg))

@@ -166,18 +166,19 @@ type Hello struct {
 	ProcessGeneration string
 }
 
-// Checks are the facts Accept needs from tmux.
-type Checks struct {
-	// SameServer reports whether a $TMUX value names this tmux server.
-	SameServer func(tmuxEnv string) bool
-	// PanePID returns #{pane_pid} of pane, or an error if it is gone.
-	PanePID func(pane string) (int, error)
+// Facts are what tmux and the system say about a HELLO, gathered before Accept takes the
+// registry's lock, so no reader of the registry ever waits behind a tmux process.
+type Facts struct {
+	// SameServer reports whether $TMUX names this tmux server.
+	SameServer bool
+	// PanePID is #{pane_pid} of the pane the HELLO names, or 0 if tmux does not know it.
+	PanePID int
 }
 
-// Accept decides a HELLO whose peer uid was already checked. On success
-// the token is spent, the file removed and the enrollment returned; a
-// refusal leaves the invitation as it was.
-func (r *Registry) Accept(h Hello, c Checks) (*Enrollment, string) {
+// Accept decides a HELLO whose peer uid was already checked, with the facts gathered for it.
+// On success the token is spent, the file removed and the enrollment returned; a refusal leaves
+// the invitation as it was.
+func (r *Registry) Accept(h Hello, f Facts) (*Enrollment, string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var s *slot
@@ -194,11 +195,9 @@ func (r *Registry) Accept(h Hello, c Checks) (*Enrollment, string) {
 		return nil, ReasonUsed
 	case h.Pane != s.pane:
 		return nil, ReasonWrongPane
-	case !c.SameServer(h.TMUX):
+	case !f.SameServer:
 		return nil, ReasonWrongServer
-	}
-	panePID, err := c.PanePID(s.pane)
-	if err != nil || h.PeerPID != h.ShellPID || h.PeerPID != panePID {
+	case f.PanePID == 0 || h.PeerPID != h.ShellPID || h.PeerPID != f.PanePID:
 		return nil, ReasonNotPaneProcess
 	}
 	if r.enrolledLocked() >= MaxPanes && (s.enrolled == nil || s.enrolled.Lost()) {
@@ -247,18 +246,6 @@ func (r *Registry) Lookup(pane string) (*Enrollment, string) {
 		return s.enrolled, StateLost
 	}
 	return nil, StateNone
-}
-
-// ByID returns the live enrollment with id.
-func (r *Registry) ByID(id string) *Enrollment {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.slots {
-		if s.enrolled != nil && s.enrolled.ID == id && !s.enrolled.Lost() {
-			return s.enrolled
-		}
-	}
-	return nil
 }
 
 // newID returns 128 random bits as 32 lowercase hex digits.

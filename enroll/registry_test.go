@@ -1,7 +1,6 @@
 package enroll
 
 import (
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -51,10 +50,7 @@ func newTestRegistry(t *testing.T, lifetime time.Duration) (*Registry, *fakeFile
 	return r, files
 }
 
-var okChecks = Checks{
-	SameServer: func(string) bool { return true },
-	PanePID:    func(string) (int, error) { return 100, nil },
-}
+var okChecks = Facts{SameServer: true, PanePID: 100}
 
 func TestAcceptRulesKeepTheTokenUntilSuccess(t *testing.T) {
 	r, files := newTestRegistry(t, time.Minute)
@@ -62,15 +58,15 @@ func TestAcceptRulesKeepTheTokenUntilSuccess(t *testing.T) {
 	hello := Hello{Token: tok, ShellPID: 100, Pane: "%1", TMUX: "/s,1,0", PeerPID: 100, ProcessGeneration: "g"}
 	for _, tc := range []struct {
 		why    string
-		mutate func(*Hello, *Checks)
+		mutate func(*Hello, *Facts)
 		want   string
 	}{
-		{"unknown token", func(h *Hello, _ *Checks) { h.Token = "00000000000000000000000000000000" }, ReasonExpired},
-		{"token of another pane", func(h *Hello, _ *Checks) { h.Pane = "%2" }, ReasonWrongPane},
-		{"another server", func(_ *Hello, c *Checks) { c.SameServer = func(string) bool { return false } }, ReasonWrongServer},
-		{"a nested shell", func(h *Hello, _ *Checks) { h.PeerPID, h.ShellPID = 101, 101 }, ReasonNotPaneProcess},
-		{"$$ lies about the peer", func(h *Hello, _ *Checks) { h.ShellPID = 99 }, ReasonNotPaneProcess},
-		{"the pane is gone", func(_ *Hello, c *Checks) { c.PanePID = func(string) (int, error) { return 0, errors.New("gone") } }, ReasonNotPaneProcess},
+		{"unknown token", func(h *Hello, _ *Facts) { h.Token = "00000000000000000000000000000000" }, ReasonExpired},
+		{"token of another pane", func(h *Hello, _ *Facts) { h.Pane = "%2" }, ReasonWrongPane},
+		{"another server", func(_ *Hello, c *Facts) { c.SameServer = false }, ReasonWrongServer},
+		{"a nested shell", func(h *Hello, _ *Facts) { h.PeerPID, h.ShellPID = 101, 101 }, ReasonNotPaneProcess},
+		{"$$ lies about the peer", func(h *Hello, _ *Facts) { h.ShellPID = 99 }, ReasonNotPaneProcess},
+		{"the pane is gone", func(_ *Hello, c *Facts) { c.PanePID = 0 }, ReasonNotPaneProcess},
 	} {
 		h, c := hello, okChecks
 		tc.mutate(&h, &c)
@@ -91,11 +87,11 @@ func TestAcceptRulesKeepTheTokenUntilSuccess(t *testing.T) {
 	if _, reason := r.Accept(hello, okChecks); reason != ReasonUsed {
 		t.Errorf("second use: %q; want used", reason)
 	}
-	if got, state := r.Lookup("%1"); got != e || state != StateEnrolled || r.ByID(e.ID) != e {
+	if got, state := r.Lookup("%1"); got != e || state != StateEnrolled {
 		t.Errorf("Lookup = %v %q", got, state)
 	}
 	r.Lose(e)
-	if _, state := r.Lookup("%1"); state != StateLost || r.ByID(e.ID) != nil {
+	if _, state := r.Lookup("%1"); state != StateLost {
 		t.Errorf("state after Lose = %q", state)
 	}
 	if panes, _ := r.Invite(); len(panes) != 1 || panes[0] != "%1" {

@@ -1,5 +1,4 @@
-// Package helper is the process that runs one tmux_run script, and the wire protocol it speaks with
-// the broker.
+// Package helper is the process that runs tmux_run scripts for an enrolled shell.
 //
 // An enrolled zsh starts the helper binary (cmd/libtmux-mcp-helper) through a double fork as
 // "libtmux-mcp-helper job RUN_ID", with fds 0-2 on /dev/null and fd 3 a Unix stream connection to
@@ -10,8 +9,8 @@
 // when the connection ends, it stops the script's process group (SIGTERM, then SIGKILL after a
 // grace).
 //
-// The codec for both directions ([WriteJob], [ReadRequest], [WriteRecord], [ReadRecord], ...) is
-// exported because the broker imports this package for it.
+// The wire protocol it speaks with the broker is package helper/job, which the broker imports
+// without linking this package.
 //
 // What it does not do: it never talks to tmux, never checks who is allowed to run (enrollment and
 // authorization are the broker's), never claims that descendants of the script stopped or were

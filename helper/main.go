@@ -3,6 +3,8 @@ package helper
 import (
 	"fmt"
 	"os"
+
+	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
 // Exit statuses of the helper process. The broker learns the outcome from the records, not from
@@ -21,7 +23,7 @@ var runJob func(runID string) int
 // returns the process's exit status. It writes to stderr only for wrong arguments or when fd 3 is
 // not a usable connection; everything else is reported to the broker as records.
 func Main(args []string) int {
-	if len(args) != 2 || args[0] != "job" || !isHex(args[1], 32) {
+	if len(args) != 2 || args[0] != "job" || !job.ValidRunID(args[1]) {
 		fmt.Fprintln(os.Stderr, "usage: libtmux-mcp-helper job RUN_ID\n"+
 			"RUN_ID is 32 lowercase hex digits. An enrolled zsh starts the helper with its broker "+
 			"connection on fd 3; it is not meant to be run by hand.")

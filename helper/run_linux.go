@@ -6,8 +6,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
 func init() { runJob = runLinux }
@@ -41,22 +43,25 @@ func runLinux(runID string) int {
 	// Nothing the helper inherited above stderr may reach the script: mark every such descriptor
 	// close-on-exec. close_range needs Linux 5.11; on older kernels only fd 3 is handled (below).
 	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
-	f := os.NewFile(3, "broker connection")
-	// FileConn duplicates fd 3 close-on-exec and non-blocking (so reads can have deadlines).
-	// Closing the original keeps the script from inheriting the connection and forging records.
-	conn, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
+	// fd 3 becomes close-on-exec (so the script cannot forge records) and non-blocking (so os
+	// registers it with the poller and reads can have deadlines).
+	unix.CloseOnExec(3)
+	if err := unix.SetNonblock(3, true); err != nil {
 		fmt.Fprintf(os.Stderr, "libtmux-mcp-helper: fd 3 is not a connection to the broker: %v\n", err)
 		return exitFailure
 	}
+	if _, err := unix.GetsockoptInt(3, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
+		fmt.Fprintf(os.Stderr, "libtmux-mcp-helper: fd 3 is not a connection to the broker: %v\n", err)
+		return exitFailure
+	}
+	conn := os.NewFile(3, "broker connection")
 	defer conn.Close()
 
 	// Leave the enrolled shell's session and process group: the script must not share the
 	// person's terminal session, and signals to the shell's group must not reach it. EPERM means
 	// the helper leads a process group already (the shell's double fork prevents that).
 	if _, err := unix.Setsid(); err != nil && err != unix.EPERM {
-		return fail(conn, ReasonInternal)
+		return fail(conn, job.ReasonInternal)
 	}
 
 	// Handling these signals does two things. The script's sh gets them at their default
@@ -69,36 +74,36 @@ func runLinux(runID string) int {
 	signal.Notify(sigs, unix.SIGINT, unix.SIGHUP, unix.SIGTERM)
 
 	if err := conn.SetReadDeadline(time.Now().Add(requestTimeout)); err != nil {
-		return fail(conn, ReasonInternal)
+		return fail(conn, job.ReasonInternal)
 	}
 	in := bufio.NewReader(conn)
-	job, cancelled, err := ReadRequest(in)
+	j, cancelled, err := job.ReadRequest(in)
 	switch {
 	case err != nil:
-		return fail(conn, ReasonBadJob)
+		return fail(conn, job.ReasonBadJob)
 	case cancelled:
 		return exitOK
-	case job.RunID != runID:
-		return fail(conn, ReasonRunIDMismatch)
-	case Digest(job.Script) != job.Digest:
-		return fail(conn, ReasonDigestMismatch)
+	case j.RunID != runID:
+		return fail(conn, job.ReasonRunIDMismatch)
+	case job.Digest(j.Script) != j.Digest:
+		return fail(conn, job.ReasonDigestMismatch)
 	}
 	if err := conn.SetReadDeadline(time.Time{}); err != nil {
-		return fail(conn, ReasonInternal)
+		return fail(conn, job.ReasonInternal)
 	}
 	r := &runner{conn: conn, ready: make(chan struct{})}
-	return r.run(job, in, sigs)
+	return r.run(j, in, sigs)
 }
 
 // fail reports a failure that happened before the script started and returns the exit status.
-func fail(conn net.Conn, reason string) int {
-	_ = WriteRecord(conn, Record{Kind: KindFailed, Reason: reason})
+func fail(conn io.Writer, reason string) int {
+	_ = job.WriteRecord(conn, job.Record{Kind: job.KindFailed, Reason: reason})
 	return exitFailure
 }
 
 // runner runs one job's script and reports it on conn.
 type runner struct {
-	conn   net.Conn
+	conn   *os.File
 	mu     sync.Mutex         // serializes records on conn
 	cancel context.CancelFunc // stops the script (through cmd.Cancel), once it has started
 	group  *groupStop         // set before ready is closed
@@ -117,16 +122,16 @@ type runner struct {
 }
 
 // run starts the script, streams its output and writes the final record.
-func (r *runner) run(job Job, in *bufio.Reader, sigs <-chan os.Signal) int {
+func (r *runner) run(j job.Job, in *bufio.Reader, sigs <-chan os.Signal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r.cancel = cancel
 
 	// The environment and working directory are left unset, so the sh inherits the helper's:
 	// the enrolled shell's exported variables and current directory. A nil Stdin is /dev/null.
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", string(job.Script))
-	cmd.Stdout = &limitWriter{r: r, kind: KindStdout, stream: StreamStdout, limit: job.StdoutLimit}
-	cmd.Stderr = &limitWriter{r: r, kind: KindStderr, stream: StreamStderr, limit: job.StderrLimit}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", string(j.Script))
+	cmd.Stdout = &limitWriter{r: r, kind: job.KindStdout, stream: job.StreamStdout, limit: j.StdoutLimit}
+	cmd.Stderr = &limitWriter{r: r, kind: job.KindStderr, stream: job.StreamStderr, limit: j.StderrLimit}
 	// The sh leads a process group of its own, so a stop reaches its descendants and never the
 	// helper. A group can outlive its leader: the stop signals the group, not the sh.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -142,11 +147,11 @@ func (r *runner) run(job Job, in *bufio.Reader, sigs <-chan os.Signal) int {
 	cmd.WaitDelay = drainDelay
 
 	if err := cmd.Start(); err != nil {
-		return fail(r.conn, ReasonSpawn)
+		return fail(r.conn, job.ReasonSpawn)
 	}
 	pid := cmd.Process.Pid
 	r.group = &groupStop{pgid: pid, done: make(chan struct{})}
-	_ = r.send(Record{Kind: KindStarted, PID: pid, PGID: pid})
+	_ = r.send(job.Record{Kind: job.KindStarted, PID: pid, PGID: pid})
 	close(r.ready)
 
 	go r.watchBroker(in)
@@ -165,45 +170,45 @@ func (r *runner) run(job Job, in *bufio.Reader, sigs <-chan os.Signal) int {
 	r.group.wait()
 
 	final := r.final(cmd.ProcessState)
-	if err := r.send(final); err != nil || final.Kind == KindFailed {
+	if err := r.send(final); err != nil || final.Kind == job.KindFailed {
 		return exitFailure
 	}
 	return exitOK
 }
 
 // final decides the final record once the sh has been waited for.
-func (r *runner) final(state *os.ProcessState) Record {
+func (r *runner) final(state *os.ProcessState) job.Record {
 	r.overflowMu.Lock()
 	overflow := r.overflow
 	r.overflowMu.Unlock()
 	switch {
 	case overflow != "":
 		// Output was dropped: never report a completion over truncated output.
-		return Record{Kind: KindOverflow, Stream: overflow}
+		return job.Record{Kind: job.KindOverflow, Stream: overflow}
 	case r.stopped.Load():
-		return Record{Kind: KindStopped}
+		return job.Record{Kind: job.KindStopped}
 	case state == nil:
-		return Record{Kind: KindFailed, Reason: ReasonInternal}
+		return job.Record{Kind: job.KindFailed, Reason: job.ReasonInternal}
 	}
 	// Exit status and signal are separate facts: ExitCode is -1 exactly when a signal ended it.
 	if code := state.ExitCode(); code != -1 {
-		return Record{Kind: KindExited, Status: code}
+		return job.Record{Kind: job.KindExited, Status: code}
 	}
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return Record{Kind: KindSignaled, Signal: int(ws.Signal())}
+		return job.Record{Kind: job.KindSignaled, Signal: int(ws.Signal())}
 	}
-	return Record{Kind: KindFailed, Reason: ReasonInternal}
+	return job.Record{Kind: job.KindFailed, Reason: job.ReasonInternal}
 }
 
 // watchBroker stops the script on the broker's STOP and, since nobody could be told the result
 // otherwise, on anything else too: EOF, a read error, or an unexpected line.
 func (r *runner) watchBroker(in *bufio.Reader) {
-	_, _ = readLine(in)
+	_, _ = job.ReadLine(in)
 	r.cancel()
 }
 
 // send writes one record.
-func (r *runner) send(rec Record) error {
+func (r *runner) send(rec job.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sendLocked(rec)
@@ -211,8 +216,8 @@ func (r *runner) send(rec Record) error {
 
 // sendLocked writes one record with r.mu held. A record that cannot be written means the broker
 // is gone, which stops the script as EOF does.
-func (r *runner) sendLocked(rec Record) error {
-	err := WriteRecord(r.conn, rec)
+func (r *runner) sendLocked(rec job.Record) error {
+	err := job.WriteRecord(r.conn, rec)
 	if err != nil {
 		r.cancel()
 	}
@@ -232,12 +237,12 @@ func (r *runner) overflowed(stream string) {
 	r.cancel()
 }
 
-// limitWriter streams one of the script's outputs to the broker as records of at most MaxChunk
+// limitWriter streams one of the script's outputs to the broker as records of at most job.MaxChunk
 // bytes, up to its limit. The first byte over the limit is an overflow: the bytes up to the limit
 // are sent, that byte and every later one are dropped, and the group is stopped.
 type limitWriter struct {
 	r      *runner
-	kind   Kind
+	kind   job.Kind
 	stream string
 	limit  int
 	n      int  // bytes sent
@@ -256,9 +261,9 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 		keep, w.over = p[:room], true
 	}
 	for rest := keep; len(rest) > 0; {
-		chunk := rest[:min(len(rest), MaxChunk)]
+		chunk := rest[:min(len(rest), job.MaxChunk)]
 		rest = rest[len(chunk):]
-		if err := w.r.send(Record{Kind: w.kind, Data: chunk}); err != nil {
+		if err := w.r.send(job.Record{Kind: w.kind, Data: chunk}); err != nil {
 			break // the broker is gone; sendLocked has stopped the script
 		}
 	}

@@ -23,7 +23,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/libtmux/libtmux-mcp/helper"
+	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
 const (
@@ -41,6 +41,8 @@ var (
 	helperPath string
 	buildErr   error
 )
+
+const testRunID = "0123456789abcdef0123456789abcdef"
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "libtmux-mcp-helper-test-")
@@ -77,7 +79,7 @@ func helperBinary(t *testing.T) string {
 	return helperPath
 }
 
-// launch says how to start a helper.
+// launch says how to start a job.
 type launch struct {
 	runID string   // the helper's argument; testRunID if empty
 	dir   string   // its working directory; the test's if empty
@@ -146,47 +148,47 @@ func startHelper(t *testing.T, l launch) *fakeBroker {
 	return b
 }
 
-func newJob(script string) helper.Job {
-	return helper.Job{
+func newJob(script string) job.Job {
+	return job.Job{
 		RunID:       testRunID,
-		Digest:      helper.Digest([]byte(script)),
-		StdoutLimit: helper.DefaultOutput,
-		StderrLimit: helper.DefaultOutput,
+		Digest:      job.Digest([]byte(script)),
+		StdoutLimit: job.DefaultOutput,
+		StderrLimit: job.DefaultOutput,
 		Script:      []byte(script),
 	}
 }
 
-func (b *fakeBroker) send(job helper.Job) {
+func (b *fakeBroker) send(jb job.Job) {
 	b.t.Helper()
-	if err := helper.WriteJob(b.conn, job); err != nil {
+	if err := job.WriteJob(b.conn, jb); err != nil {
 		b.t.Fatalf("WriteJob: %v", err)
 	}
 }
 
 // record reads the next record, waiting at most timeout.
-func (b *fakeBroker) record(timeout time.Duration) (helper.Record, error) {
+func (b *fakeBroker) record(timeout time.Duration) (job.Record, error) {
 	if err := b.conn.SetReadDeadline(time.Now().Add(timeout)); err != nil {
-		return helper.Record{}, err
+		return job.Record{}, err
 	}
-	return helper.ReadRecord(b.in)
+	return job.ReadRecord(b.in)
 }
 
 // outcome is what the broker learned from one run.
 type outcome struct {
-	started        helper.Record
+	started        job.Record
 	stdout, stderr []byte
-	final          helper.Record
+	final          job.Record
 }
 
 // started reads the first record, which must be started, and kills whatever is left of the
 // script's process group when the test ends.
-func (b *fakeBroker) started() helper.Record {
+func (b *fakeBroker) started() job.Record {
 	b.t.Helper()
 	rec, err := b.record(recordTimeout)
 	if err != nil {
 		b.t.Fatalf("reading the started record: %v", err)
 	}
-	if rec.Kind != helper.KindStarted || rec.PID != rec.PGID {
+	if rec.Kind != job.KindStarted || rec.PID != rec.PGID {
 		b.t.Fatalf("first record = %+v; want started with pid == pgid", rec)
 	}
 	b.t.Cleanup(func() {
@@ -208,9 +210,9 @@ func (b *fakeBroker) rest(o *outcome, timeout time.Duration) {
 			b.t.Fatalf("after %d stdout and %d stderr bytes: reading a record: %v", len(o.stdout), len(o.stderr), err)
 		}
 		switch {
-		case rec.Kind == helper.KindStdout:
+		case rec.Kind == job.KindStdout:
 			o.stdout = append(o.stdout, rec.Data...)
-		case rec.Kind == helper.KindStderr:
+		case rec.Kind == job.KindStderr:
 			o.stderr = append(o.stderr, rec.Data...)
 		case rec.Final():
 			o.final = rec
@@ -305,20 +307,20 @@ func compareOutput(t *testing.T, name string, got []byte, want string) {
 	t.Errorf("%s: got %d bytes, want %d; they first differ at byte %d", name, len(got), len(want), i)
 }
 
-func exited(status int) helper.Record { return helper.Record{Kind: helper.KindExited, Status: status} }
-func signaled(signo int) helper.Record {
-	return helper.Record{Kind: helper.KindSignaled, Signal: signo}
+func exited(status int) job.Record { return job.Record{Kind: job.KindExited, Status: status} }
+func signaled(signo int) job.Record {
+	return job.Record{Kind: job.KindSignaled, Signal: signo}
 }
-func overflow(stream string) helper.Record {
-	return helper.Record{Kind: helper.KindOverflow, Stream: stream}
+func overflow(stream string) job.Record {
+	return job.Record{Kind: job.KindOverflow, Stream: stream}
 }
 
 func TestRun(t *testing.T) {
 	tests := []struct {
 		name      string
 		script    string
-		edit      func(*helper.Job) // changes to the default job, if any
-		want      helper.Record     // the final record
+		edit      func(*job.Job) // changes to the default job, if any
+		want      job.Record     // the final record
 		stdout    string
 		stderr    string
 		stderrHas string // checked instead of stderr when the exact text is the shell's
@@ -341,29 +343,29 @@ func TestRun(t *testing.T) {
 		{name: "stdin is empty", script: "cat; echo rc=$?", want: exited(0), stdout: "rc=0\n"},
 		{
 			name: "limit 0 without output", script: "exit 0",
-			edit: func(j *helper.Job) { j.StdoutLimit, j.StderrLimit = 0, 0 },
+			edit: func(j *job.Job) { j.StdoutLimit, j.StderrLimit = 0, 0 },
 			want: exited(0),
 		},
 		{
 			name: "output exactly at the ceiling", script: "head -c 262144 /dev/zero",
-			edit: func(j *helper.Job) { j.StdoutLimit = helper.MaxOutput },
-			want: exited(0), stdout: strings.Repeat("\x00", helper.MaxOutput),
+			edit: func(j *job.Job) { j.StdoutLimit = job.MaxOutput },
+			want: exited(0), stdout: strings.Repeat("\x00", job.MaxOutput),
 		},
 		{
 			name: "limit 0 with output", script: "echo x",
-			edit: func(j *helper.Job) { j.StdoutLimit = 0 },
-			want: overflow(helper.StreamStdout), groupGone: true,
+			edit: func(j *job.Job) { j.StdoutLimit = 0 },
+			want: overflow(job.StreamStdout), groupGone: true,
 		},
 		{
 			// The sh ignores SIGTERM, so only the SIGKILL after the grace stops it.
 			name: "stdout over its limit", script: "trap '' TERM; while :; do echo 0123456789; done",
-			edit: func(j *helper.Job) { j.StdoutLimit = 1000 },
-			want: overflow(helper.StreamStdout), stdout: strings.Repeat("0123456789\n", 91)[:1000], groupGone: true,
+			edit: func(j *job.Job) { j.StdoutLimit = 1000 },
+			want: overflow(job.StreamStdout), stdout: strings.Repeat("0123456789\n", 91)[:1000], groupGone: true,
 		},
 		{
 			name: "stderr over its limit", script: "echo 0123456789 >&2; sleep 30",
-			edit: func(j *helper.Job) { j.StderrLimit = 5 },
-			want: overflow(helper.StreamStderr), stderr: "01234", groupGone: true,
+			edit: func(j *job.Job) { j.StderrLimit = 5 },
+			want: overflow(job.StreamStderr), stderr: "01234", groupGone: true,
 		},
 		{
 			// The sh completes; the sleep holds the pipes, which are drained briefly, then closed.
@@ -389,11 +391,11 @@ func TestRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := startHelper(t, launch{})
-			job := newJob(tt.script)
+			jb := newJob(tt.script)
 			if tt.edit != nil {
-				tt.edit(&job)
+				tt.edit(&jb)
 			}
-			b.send(job)
+			b.send(jb)
 			o := b.collect()
 			if diff := gocmp.Diff(tt.want, o.final); diff != "" {
 				t.Errorf("final record (-want +got):\n%s\nstdout %q\nstderr %q", diff, o.stdout, o.stderr)
@@ -441,17 +443,17 @@ func TestRunRefusals(t *testing.T) {
 		name     string
 		runID    string                                         // the helper's argument, if not testRunID
 		send     func(t *testing.T, b *fakeBroker, file string) // what the broker sends
-		want     helper.Record                                  // the only record; Kind "" means none
+		want     job.Record                                     // the only record; Kind "" means none
 		wantExit int
 	}{
 		{
 			name: "digest mismatch",
 			send: func(t *testing.T, b *fakeBroker, file string) {
-				job := newJob("touch '" + file + "'")
-				job.Digest = helper.Digest([]byte("touch somewhere/else"))
-				b.send(job)
+				jb := newJob("touch '" + file + "'")
+				jb.Digest = job.Digest([]byte("touch somewhere/else"))
+				b.send(jb)
 			},
-			want: helper.Record{Kind: helper.KindFailed, Reason: helper.ReasonDigestMismatch}, wantExit: 1,
+			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonDigestMismatch}, wantExit: 1,
 		},
 		{
 			name:  "run id mismatch",
@@ -459,15 +461,15 @@ func TestRunRefusals(t *testing.T) {
 			send: func(t *testing.T, b *fakeBroker, file string) {
 				b.send(newJob("touch '" + file + "'"))
 			},
-			want: helper.Record{Kind: helper.KindFailed, Reason: helper.ReasonRunIDMismatch}, wantExit: 1,
+			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonRunIDMismatch}, wantExit: 1,
 		},
 		{
 			name: "unknown job version",
 			send: func(t *testing.T, b *fakeBroker, file string) {
 				script := "touch '" + file + "'"
-				fmt.Fprintf(b.conn, "JOB 2 %s %s 1 1 %d\n%s", testRunID, helper.Digest([]byte(script)), len(script), script)
+				fmt.Fprintf(b.conn, "JOB 2 %s %s 1 1 %d\n%s", testRunID, job.Digest([]byte(script)), len(script), script)
 			},
-			want: helper.Record{Kind: helper.KindFailed, Reason: helper.ReasonBadJob}, wantExit: 1,
+			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonBadJob}, wantExit: 1,
 		},
 		{
 			name: "broker says nothing and closes",
@@ -476,12 +478,12 @@ func TestRunRefusals(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			want: helper.Record{Kind: helper.KindFailed, Reason: helper.ReasonBadJob}, wantExit: 1,
+			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonBadJob}, wantExit: 1,
 		},
 		{
 			name: "cancel",
 			send: func(t *testing.T, b *fakeBroker, file string) {
-				if err := helper.WriteCancel(b.conn); err != nil {
+				if err := job.WriteCancel(b.conn); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -528,7 +530,7 @@ func TestStop(t *testing.T) {
 		{
 			name: "STOP", script: "sleep 30; echo never",
 			stop: func(t *testing.T, b *fakeBroker) {
-				if err := helper.WriteStop(b.conn); err != nil {
+				if err := job.WriteStop(b.conn); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -538,7 +540,7 @@ func TestStop(t *testing.T) {
 			// Only the SIGKILL after the grace stops this group.
 			name: "STOP with SIGTERM ignored", script: "trap '' TERM; sleep 30; echo never",
 			stop: func(t *testing.T, b *fakeBroker) {
-				if err := helper.WriteStop(b.conn); err != nil {
+				if err := job.WriteStop(b.conn); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -565,14 +567,14 @@ func TestStop(t *testing.T) {
 			b.send(newJob("echo ready; " + tt.script))
 			o := outcome{started: b.started()}
 			// Stop only once the script is surely running.
-			if rec, err := b.record(recordTimeout); err != nil || rec.Kind != helper.KindStdout || string(rec.Data) != "ready\n" {
+			if rec, err := b.record(recordTimeout); err != nil || rec.Kind != job.KindStdout || string(rec.Data) != "ready\n" {
 				t.Fatalf("second record = %+v, %v; want out %q", rec, err, "ready\n")
 			}
 			stopped := time.Now()
 			tt.stop(t, b)
 			if tt.final {
 				b.rest(&o, stopWithin)
-				if diff := gocmp.Diff(helper.Record{Kind: helper.KindStopped}, o.final); diff != "" {
+				if diff := gocmp.Diff(job.Record{Kind: job.KindStopped}, o.final); diff != "" {
 					t.Errorf("final record (-want +got):\n%s", diff)
 				}
 				compareOutput(t, "stdout after ready", o.stdout, "")

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -18,7 +19,7 @@ const (
 	DefaultEnrollTimeout  = 60 * time.Second
 	MaxEnrollTimeout      = 300 * time.Second
 	DefaultShellAnswer    = 2 * time.Second
-	MaxEnrolledPanes      = 8
+	MaxEnrolledPanes      = enroll.MaxPanes
 )
 
 // Config is everything the server needs, resolved from flags and

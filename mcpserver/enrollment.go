@@ -63,16 +63,28 @@ func (s *server) startEnrollment(ctx context.Context, notice io.Writer) error {
 		panes[ep.Pane] = ep.File
 	}
 	notify := func(msg string) { fmt.Fprintln(notice, msg) }
-	b, files, err := s.newBroker(ctx)
+	ln, err := broker.Listen()
 	if err != nil {
 		return err
 	}
+	files := setupFiles{socket: ln.Path(), helper: s.cfg.Helper}
 	reg, err := enroll.NewRegistry(files, panes, s.cfg.EnrollTimeout, notify)
 	if err != nil {
-		b.Close()
+		ln.Close()
 		return err
 	}
-	b.SetRegistry(reg)
+	b, err := broker.New(ln, broker.Config{
+		Client:      s.tmux,
+		Server:      s.info,
+		Registry:    reg,
+		ShellAnswer: s.cfg.ShellAnswer,
+		RunTimeout:  s.cfg.RunTimeout,
+		Log:         s.log,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	s.enroll = &enrollment{registry: reg, broker: b}
 	s.runner = b
 	go b.Serve(s.life)
@@ -81,20 +93,6 @@ func (s *server) startEnrollment(ctx context.Context, notice io.Writer) error {
 		return err
 	}
 	return nil
-}
-
-func (s *server) newBroker(ctx context.Context) (*broker.Broker, setupFiles, error) {
-	b, err := broker.New(ctx, broker.Config{
-		Client:      s.tmux,
-		Server:      s.info,
-		ShellAnswer: s.cfg.ShellAnswer,
-		RunTimeout:  s.cfg.RunTimeout,
-		Log:         s.log,
-	})
-	if err != nil {
-		return nil, setupFiles{}, err
-	}
-	return b, setupFiles{socket: b.SocketPath(), helper: s.cfg.Helper}, nil
 }
 
 // close retires invitations, removes this process's files and stops the

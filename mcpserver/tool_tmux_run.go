@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/libtmux/libtmux-mcp/broker"
-	"github.com/libtmux/libtmux-mcp/helper"
+	"github.com/libtmux/libtmux-mcp/helper/job"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -141,15 +141,15 @@ func (s *server) parseTmuxRun(raw json.RawMessage) (*broker.Request, broker.Outc
 		return bad(broker.CodeInvalidScript, "script is required")
 	case strings.ContainsRune(*args.Script, 0):
 		return bad(broker.CodeInvalidScript, "the script contains a NUL character; POSIX sh scripts cannot")
-	case len(*args.Script) > helper.MaxScript:
-		return bad(broker.CodeInvalidScript, "the script is %d bytes; at most %d are allowed", len(*args.Script), helper.MaxScript)
+	case len(*args.Script) > job.MaxScript:
+		return bad(broker.CodeInvalidScript, "the script is %d bytes; at most %d are allowed", len(*args.Script), job.MaxScript)
 	}
 	limit := func(p *int, name string) (int, error) {
 		if p == nil {
-			return helper.DefaultOutput, nil
+			return job.DefaultOutput, nil
 		}
-		if *p < 0 || *p > helper.MaxOutput {
-			return 0, fmt.Errorf("%s must be 0..%d", name, helper.MaxOutput)
+		if *p < 0 || *p > job.MaxOutput {
+			return 0, fmt.Errorf("%s must be 0..%d", name, job.MaxOutput)
 		}
 		return *p, nil
 	}

@@ -23,6 +23,10 @@ import (
 //go:embed setup.zsh
 var template string
 
+// Template returns setup.zsh as embedded, its placeholders unfilled (package broker checks it
+// against its protocol table).
+func Template() string { return template }
+
 // Placeholders in setup.zsh. Socket and helper are replaced by complete
 // single-quoted words, so they stand bare in the template.
 const (

@@ -1,4 +1,4 @@
-package helper
+package job
 
 import (
 	"bufio"
@@ -377,6 +377,13 @@ func parseNumber(s string, lo, hi int) (int, bool) {
 	}
 	return n, true
 }
+
+// ValidRunID reports whether s is a run id: 32 lowercase hex digits.
+func ValidRunID(s string) bool { return isHex(s, 32) }
+
+// ReadLine reads one header line, as [ReadRequest] and [ReadRecord] do, and returns it without its
+// newline. The helper uses it to read STOP while a script runs.
+func ReadLine(r *bufio.Reader) (string, error) { return readLine(r) }
 
 // isHex reports whether s is exactly n lowercase hex digits.
 func isHex(s string, n int) bool {
