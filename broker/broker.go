@@ -83,6 +83,10 @@ type Broker struct {
 	uid    int
 	bootID string
 	server tmux.ServerInfo // the server the enrollments belong to
+	// serverSock is the server's socket as it was at creation; nil disables the fast path.
+	serverSock os.FileInfo
+
+	stamps stamper
 
 	mu     sync.Mutex
 	shells map[string]*shell // by pane
@@ -109,16 +113,23 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tmux_run: %w", err)
 	}
-	return &Broker{
+	b := &Broker{
 		cfg: cfg, l: ln, sock: ln.sock, ln: ln.ln, uid: os.Getuid(), bootID: boot, server: cfg.Server,
 		shells: map[string]*shell{}, runs: map[string]*run{}, busy: map[string]bool{},
-	}, nil
+	}
+	if cfg.Server.SocketPath != "" {
+		b.serverSock, _ = os.Stat(cfg.Server.SocketPath)
+	}
+	b.stamps.init()
+	return b, nil
 }
 
 // Serve accepts connections until ctx ends or Close is called.
 func (b *Broker) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { b.ln.Close() })
 	defer stop()
+	b.wg.Add(1)
+	go func() { defer b.wg.Done(); b.stampLoop(ctx) }()
 	for {
 		conn, err := b.ln.AcceptUnix()
 		if err != nil {
@@ -163,6 +174,7 @@ func (b *Broker) Close() error {
 	for _, sh := range shells {
 		sh.close()
 	}
+	b.stopStamps()
 	b.wg.Wait()
 	if cerr := b.l.Close(); err == nil {
 		err = cerr
@@ -202,13 +214,27 @@ func (b *Broker) handle(conn *net.UnixConn) {
 		b.hello(conn, r, peer, f)
 	case len(f) == 5 && f[0] == WordHello && f[1] == "1":
 		b.hello(conn, r, peer, append(f, "")) // $TMUX empty
+	case len(f) == 2 && f[0] == WordAttach:
+		b.attach(conn, r, peer, f[1])
 	case len(f) == 3 && f[0] == WordSpawn:
 		b.spawn(conn, r, peer, f[1], f[2])
+	case len(f) == 2 && f[0] == WordBye:
+		peer.Close()
+		conn.Close()
+		if sh := b.shellByID(f[1]); sh != nil && b.isEnrolledProcess(sh.e, peer) {
+			b.lose(sh, "unenrolled")
+		}
 	default:
 		peer.Close()
 		fmt.Fprintf(conn, "%s %s\n", WordErr, ErrBadRequest)
 		conn.Close()
 	}
+}
+
+// isEnrolledProcess reports whether peer is the very process enrolled as e: same pid, same
+// process generation (so not a later process that reused the pid).
+func (b *Broker) isEnrolledProcess(e *enroll.Enrollment, peer peercred.Peer) bool {
+	return !e.Lost() && peer.PID == e.PID && peercred.ProcessGeneration(b.bootID, peer.PID, peer.StartTime) == e.ProcessGeneration
 }
 
 // hello enrolls a shell or refuses it with one word.
@@ -230,22 +256,55 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 		b.cfg.Log.Info("tmux_run enrollment refused", slog.String("pane", f[4]), slog.String("reason", reason))
 		return
 	}
-	sh := &shell{e: e, conn: conn, r: r, peer: peer, replies: make(chan string, 8), done: make(chan struct{})}
+	sh := &shell{e: e, peer: peer, live: -1, done: make(chan struct{})}
+	if st, err := peercred.ReadStat(peer.PID); err == nil && st.PPID == b.server.PID {
+		sh.tty = st.TTY // 0 (no fast path) if the shell is not the server's child
+	}
+	// The liveness FIFO exists before OK, so the shell can open it at once.
+	if fd, err := peercred.OpenFIFO(filepath.Join(b.l.dir, livePrefix+e.ID)); err == nil {
+		sh.live = fd
+	} else {
+		b.cfg.Log.Warn("tmux_run liveness FIFO", slog.Any("err", err))
+	}
+	p := newPrompt(conn, r)
+	sh.prompt = p
 	b.mu.Lock()
 	old := b.shells[e.Pane]
 	b.shells[e.Pane] = sh
 	b.mu.Unlock()
 	if old != nil {
-		old.close()
+		b.lose(old, "replaced by a new enrollment")
+	}
+	b.wg.Add(2)
+	go func() { defer b.wg.Done(); b.readPrompt(sh, p) }()
+	go func() { defer b.wg.Done(); b.watchShell(sh) }()
+	if sh.live >= 0 {
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); b.watchLive(sh) }()
 	}
 	if _, err := fmt.Fprintf(conn, "%s %s\n", WordOK, e.ID); err != nil {
 		b.lose(sh, "cannot answer the shell")
 		return
 	}
 	b.cfg.Log.Info("tmux_run pane enrolled", slog.String("pane", e.Pane), slog.Int("pid", peer.PID))
-	b.wg.Add(2)
-	go func() { defer b.wg.Done(); b.readShell(sh) }()
-	go func() { defer b.wg.Done(); b.watchShell(sh) }()
+}
+
+// attach makes a connection the enrolled shell opened for its new prompt the one runs are asked
+// on. Anything else is closed, which tells a shell whose enrollment ended to forget it.
+func (b *Broker) attach(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, eid string) {
+	peer.Close()
+	sh := b.shellByID(eid)
+	if sh == nil || !b.isEnrolledProcess(sh.e, peer) {
+		conn.Close()
+		return
+	}
+	p := newPrompt(conn, r)
+	if !sh.attach(p) {
+		conn.Close()
+		return
+	}
+	b.wg.Add(1)
+	go func() { defer b.wg.Done(); b.readPrompt(sh, p) }()
 }
 
 // sameServer reports whether a $TMUX value (socket,pid,session) names the

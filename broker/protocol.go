@@ -3,28 +3,29 @@ package broker
 import "github.com/libtmux/libtmux-mcp/enroll"
 
 // The shell line protocol: every word the broker and an enrolled zsh exchange, in one place.
-// shellsetup/setup.zsh speaks the shell's side; protocol_test.go checks that it uses exactly
-// these words. Lines are fields separated by one space, ending in \n. (The helper's job protocol
-// is package helper/job.)
+// shellsetup/setup.zsh speaks the shell's side (its header shows the whole exchange);
+// protocol_test.go checks that it uses exactly these words. Lines are fields separated by one
+// space, ending in \n. (The helper's job protocol is package helper/job.)
 const (
 	// The first line of a connection, from the shell.
-	WordHello = "HELLO" // HELLO 1 <token> <$$> <$TMUX_PANE> <$TMUX>: enroll this shell
-	WordSpawn = "SPAWN" // SPAWN <enrollment-id> <run_id>: this connection is the helper's fd 3
+	WordHello  = "HELLO"  // HELLO 1 <token> <$$> <$TMUX_PANE> <$TMUX>: enroll this shell
+	WordAttach = "ATTACH" // ATTACH <enrollment-id>: a prompt is shown; this connection serves it
+	WordSpawn  = "SPAWN"  // SPAWN <enrollment-id> <run_id>: this connection is a new helper's fd 3
+	WordBye    = "BYE"    // BYE <enrollment-id>: the person ran libtmux_mcp_unenroll
 
 	// The broker's answer to HELLO.
 	WordOK = "OK" // OK <enrollment-id>
-	WordNo = "NO" // NO <reason>, one of the enroll.Reason words
+	WordNo = "NO" // NO <reason>, one of NoReasons
 
-	// The broker's request on the enrollment connection.
-	WordRun = "RUN" // RUN <run_id>
+	// The broker's requests on a prompt connection.
+	WordRun    = "RUN"    // RUN <run_id>: may a run start now?
+	WordHelper = "HELPER" // HELPER <run_id>: the same, after starting a resident helper
 
-	// The shell's answers on the enrollment connection.
-	WordBusy    = "BUSY"    // BUSY <run_id>: not idle at an empty prompt; nothing will run
-	WordReady   = "READY"   // a fresh prompt after BUSY
-	WordStarted = "STARTED" // STARTED <run_id>: the helper was started with its SPAWN connection
-	WordFail    = "FAIL"    // FAIL <run_id> <fail reason>
-	WordErr     = "ERR"     // ERR bad-request: a line the shell did not understand
-	WordBye     = "BYE"     // the person ran libtmux_mcp_unenroll
+	// The shell's answers on a prompt connection.
+	WordGo   = "GO"   // GO <run_id> <n>, then n bytes: $PWD NUL NAME=value NUL ...
+	WordBusy = "BUSY" // BUSY <run_id>: not idle at an empty prompt; nothing will run
+	WordFail = "FAIL" // FAIL <run_id> <reason>, one of ShellReasons
+	WordErr  = "ERR"  // ERR bad-request: a line the shell did not understand
 )
 
 // Reasons in FAIL and ERR lines.
@@ -37,9 +38,13 @@ const (
 // ShellWords are the words setup.zsh sends, BrokerWords those it answers to, ShellReasons the
 // words that follow its FAIL and ERR, and NoReasons the words that follow the broker's NO.
 var (
-	ShellWords   = []string{WordHello, WordSpawn, WordBusy, WordReady, WordStarted, WordFail, WordErr, WordBye}
-	BrokerWords  = []string{WordOK, WordNo, WordRun}
+	ShellWords   = []string{WordHello, WordAttach, WordSpawn, WordBye, WordGo, WordBusy, WordFail, WordErr}
+	BrokerWords  = []string{WordOK, WordNo, WordRun, WordHelper}
 	ShellReasons = []string{FailConnect, FailSpawn, ErrBadRequest}
 	NoReasons    = []string{enroll.ReasonExpired, enroll.ReasonUsed, enroll.ReasonWrongPane, enroll.ReasonNotPaneProcess,
 		enroll.ReasonWrongServer, enroll.ReasonWrongUID, enroll.ReasonLimit}
 )
+
+// livePrefix names the liveness FIFO of an enrollment in the broker's directory:
+// live-<enrollment-id>. The shell derives the same name from its socket path.
+const livePrefix = "live-"

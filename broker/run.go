@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +20,7 @@ import (
 // stopGrace is how long a stopped helper has to send its last record.
 const stopGrace = 3 * time.Second
 
-// run is a run waiting for its helper's SPAWN connection.
+// run is a run waiting for its new helper's SPAWN connection.
 type run struct {
 	id    string
 	e     *enroll.Enrollment
@@ -36,8 +39,7 @@ func (b *Broker) spawn(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	peer.Close()
 	b.mu.Lock()
 	rn := b.runs[runID]
-	ok := rn != nil && rn.e.ID == eid && !rn.e.Lost() && peer.PID == rn.e.PID &&
-		peercred.ProcessGeneration(b.bootID, peer.PID, peer.StartTime) == rn.e.ProcessGeneration
+	ok := rn != nil && rn.e.ID == eid && b.isEnrolledProcess(rn.e, peer)
 	if ok {
 		delete(b.runs, runID)
 	}
@@ -66,28 +68,14 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	if state == enroll.StateNone || state == enroll.StateInvited {
 		return refuse(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person must source its setup file in that pane's zsh (send the server SIGHUP for a fresh invitation); list_panes shows enrollment", req.Pane, state))
 	}
-	p, gen, err := b.pane(ctx, req.Pane)
-	switch {
-	case errors.Is(err, errNoPane):
-		return refuse(CodeEnrollmentLost, fmt.Sprintf("pane %s no longer exists, so its enrolled shell is gone; enroll another pane", req.Pane))
-	case err != nil:
-		return refuse(CodeBrokerUnavailable, fmt.Sprintf("cannot read pane %s from tmux: %v", req.Pane, err))
-	}
-	if req.Generation != gen {
-		return refuse(CodeStaleGeneration, fmt.Sprintf("target generation %q is not the server's current generation %q; call list_panes and use its serverGeneration", req.Generation, gen))
-	}
-	switch {
-	case p.PID != e.PID:
-		return refuse(CodeProcessChanged, fmt.Sprintf("pane %s now runs process %d, not the enrolled shell %d (respawned?); a person must enroll the new shell", req.Pane, p.PID, e.PID))
-	case p.Dead:
-		return refuse(CodePaneDead, fmt.Sprintf("pane %s is dead", req.Pane))
-	case state == enroll.StateLost || e.Lost():
-		return refuse(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s exited or unenrolled; send the server SIGHUP to invite the pane again", req.Pane))
-	}
-	if start, err := peercred.StartTime(e.PID); err != nil || peercred.ProcessGeneration(b.bootID, e.PID, start) != e.ProcessGeneration {
-		return refuse(CodeProcessChanged, fmt.Sprintf("process %d of pane %s is no longer the enrolled shell", e.PID, req.Pane))
-	}
 	sh := b.shellFor(req.Pane)
+	if !b.authorizedFast(e, state, sh, req) {
+		// Something is off, or cannot be known without tmux: ask tmux, once, and answer the
+		// exact code.
+		if out, refused := b.authorizeSlow(ctx, e, state, req); refused {
+			return out
+		}
+	}
 	if sh == nil || sh.e != e {
 		return refuse(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s closed its connection", req.Pane))
 	}
@@ -103,15 +91,65 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	// Output buffers are reserved at their limits before authorization, so
 	// a run that starts never fails for want of memory to hold its answer.
 	out := Outcome{Delivery: NotSent, Stdout: make([]byte, 0, req.StdoutLimit), Stderr: make([]byte, 0, req.StderrLimit)}
-	ok, err := enroll.Guard(ctx, b.cfg.Client, req.Pane, e.PID, receipt.RunID)
-	if err != nil {
-		return refuse(CodeBrokerUnavailable, fmt.Sprintf("the tmux authorization check failed: %v", err))
-	}
-	if !ok {
-		return refuse(CodeProcessChanged, fmt.Sprintf("tmux no longer shows the enrolled shell %d alive in pane %s", e.PID, req.Pane))
-	}
 	out.Receipt = receipt
 	return b.dispatch(ctx, sh, req, out)
+}
+
+// authorizedFast decides without tmux that the run may go to the enrolled shell. It holds only
+// when every fact the tmux check would read is known otherwise:
+//   - the request names the server generation the enrollment belongs to, and the server's
+//     socket is still the inode that server made (a server started after removing it would
+//     not be);
+//   - the enrolled process is alive and is the same process (pid and start time: its process
+//     generation), and its parent is still that server's pid: a pane's process is the server's
+//     child, and an orphan never gets its parent back, so the server has not died or been
+//     replaced in between;
+//   - it still has the pane's terminal as its controlling terminal: respawn-pane -k hangs the
+//     old terminal up, which clears it even for a shell that survives;
+//   - the enrollment is not lost (exit, unenroll, exec, replacement).
+//
+// A dead pane's process has exited, and a respawned pane's old process has lost its terminal or
+// exited, so pane_dead and process_changed never pass here. Whatever fails sends the run to
+// authorizeSlow, which reads tmux and answers the documented code.
+func (b *Broker) authorizedFast(e *enroll.Enrollment, state string, sh *shell, req Request) bool {
+	if state != enroll.StateEnrolled || e.Lost() || sh == nil || sh.e != e || sh.tty == 0 ||
+		req.Generation != b.server.Generation || b.serverSock == nil {
+		return false
+	}
+	if fi, err := os.Stat(b.server.SocketPath); err != nil || !os.SameFile(fi, b.serverSock) {
+		return false
+	}
+	st, err := peercred.ReadStat(e.PID)
+	return err == nil && st.State != 'Z' && st.State != 'X' && st.PPID == b.server.PID && st.TTY == sh.tty &&
+		peercred.ProcessGeneration(b.bootID, e.PID, st.StartTime) == e.ProcessGeneration
+}
+
+// authorizeSlow reads the pane and the server generation from tmux in one call and checks them
+// in the documented order. It reports refused with the refusal, or not refused when tmux shows
+// the enrolled shell alive in its pane.
+func (b *Broker) authorizeSlow(ctx context.Context, e *enroll.Enrollment, state string, req Request) (Outcome, bool) {
+	p, gen, err := b.pane(ctx, req.Pane)
+	switch {
+	case errors.Is(err, errNoPane):
+		return refuse(CodeEnrollmentLost, fmt.Sprintf("pane %s no longer exists, so its enrolled shell is gone; enroll another pane", req.Pane)), true
+	case err != nil:
+		return refuse(CodeBrokerUnavailable, fmt.Sprintf("cannot read pane %s from tmux: %v", req.Pane, err)), true
+	}
+	if req.Generation != gen {
+		return refuse(CodeStaleGeneration, fmt.Sprintf("target generation %q is not the server's current generation %q; call list_panes and use its serverGeneration", req.Generation, gen)), true
+	}
+	switch {
+	case p.PID != e.PID:
+		return refuse(CodeProcessChanged, fmt.Sprintf("pane %s now runs process %d, not the enrolled shell %d (respawned?); a person must enroll the new shell", req.Pane, p.PID, e.PID)), true
+	case p.Dead:
+		return refuse(CodePaneDead, fmt.Sprintf("pane %s is dead", req.Pane)), true
+	case state == enroll.StateLost || e.Lost():
+		return refuse(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s exited, exec'd another program or unenrolled; send the server SIGHUP to invite the pane again", req.Pane)), true
+	}
+	if start, err := peercred.StartTime(e.PID); err != nil || peercred.ProcessGeneration(b.bootID, e.PID, start) != e.ProcessGeneration {
+		return refuse(CodeProcessChanged, fmt.Sprintf("process %d of pane %s is no longer the enrolled shell", e.PID, req.Pane)), true
+	}
+	return Outcome{}, false
 }
 
 func (b *Broker) reserve(pane string) bool {
@@ -130,15 +168,85 @@ func (b *Broker) release(pane string) {
 	delete(b.busy, pane)
 }
 
-// dispatch asks the shell to start the helper and waits for its answer and
-// its SPAWN connection, each within the answer deadline.
+// dispatch asks the shell, on the connection of the prompt it shows, whether the run may start
+// now (starting a resident helper first when it has none), and hands the job to the helper
+// with the shell's directory, environment and umask of that moment.
 func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outcome) Outcome {
 	id := out.Receipt.RunID
-	rn := &run{id: id, e: sh.e, spawn: make(chan *spawnConn, 1)}
-	b.mu.Lock()
-	b.runs[id] = rn
-	b.mu.Unlock()
+	fail := func(code, msg string) Outcome {
+		out.Code, out.Message = code, msg
+		return out
+	}
+	notAtPrompt := fmt.Sprintf("the zsh in pane %s is running a command, not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", req.Pane)
+	for attempt := 0; ; attempt++ {
+		p := sh.currentPrompt()
+		if p == nil {
+			if sh.liveHungup() {
+				b.lose(sh, "the shell exec'd another program or exited")
+				return fail(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s exec'd another program or exited; send the server SIGHUP to invite the pane again", req.Pane))
+			}
+			select {
+			case <-sh.done:
+				return fail(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", req.Pane))
+			default:
+			}
+			return fail(CodeNotAtPrompt, notAtPrompt)
+		}
+		h := sh.useHelper()
+		rep, spawned, code, msg := b.ask(ctx, sh, p, id, h == nil)
+		if code != "" {
+			return fail(code, msg)
+		}
+		// The shell agreed, so it is at its prompt now: what a command it ran set is final.
+		attrs, err := peercred.ReadAttrs(sh.e.PID)
+		if err != nil {
+			if spawned != nil {
+				job.WriteCancel(spawned.conn)
+				spawned.conn.Close()
+			}
+			return fail(CodeEnrollmentLost, fmt.Sprintf("cannot read the enrolled shell's state: %v", err))
+		}
+		if spawned != nil {
+			h = newResident(spawned, attrs)
+			sh.setHelper(h)
+		} else if !h.attrs.SameInherited(attrs) && attempt == 0 {
+			// ulimit or renice since the helper started: it cannot take them on, so a fresh one
+			// does, started by the shell.
+			sh.dropHelper(h)
+			continue
+		}
+		b.stamp(req.Pane, sh.e.PID, id)
+		dir := rep.dir
+		if !filepath.IsAbs(dir) || len(dir) > job.MaxDir {
+			dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd"
+		} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd" // $PWD was renamed or removed
+		}
+		return b.execute(ctx, sh, h, req, out, job.Job{
+			RunID: id, Digest: out.Receipt.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit,
+			Umask: attrs.Umask, Dir: dir, Env: rep.env, Script: req.Script,
+		})
+	}
+}
+
+// ask writes RUN (or HELPER, when the shell must start a helper first) on the prompt connection
+// and waits, within the answer deadline, for GO (and the new helper's SPAWN connection). A code
+// means nothing was sent and nothing will run.
+func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needHelper bool) (reply, *spawnConn, string, string) {
+	pane := sh.e.Pane
+	var rn *run
+	word := WordRun
+	if needHelper {
+		word = WordHelper
+		rn = &run{id: id, e: sh.e, spawn: make(chan *spawnConn, 1)}
+		b.mu.Lock()
+		b.runs[id] = rn
+		b.mu.Unlock()
+	}
 	abandon := func() {
+		if rn == nil {
+			return
+		}
 		b.mu.Lock()
 		delete(b.runs, id)
 		b.mu.Unlock()
@@ -151,81 +259,82 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 		default:
 		}
 	}
-	fail := func(code, msg string) Outcome {
+	refuse := func(code, msg string) (reply, *spawnConn, string, string) {
 		abandon()
-		out.Code, out.Message = code, msg
-		return out
+		return reply{}, nil, code, msg
 	}
-	for len(sh.replies) > 0 { // answers to abandoned runs
-		<-sh.replies
+	for len(p.replies) > 0 { // answers to abandoned runs
+		<-p.replies
 	}
-	if _, err := fmt.Fprintf(sh.conn, "%s %s\n", WordRun, id); err != nil {
-		return fail(CodeEnrollmentLost, fmt.Sprintf("cannot reach the enrolled shell of pane %s: %v", req.Pane, err))
+	if _, err := fmt.Fprintf(p.conn, "%s %s\n", word, id); err != nil {
+		return refuse(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt (a command started); nothing was sent — retry when the prompt is back", pane))
 	}
 	deadline := time.NewTimer(b.cfg.ShellAnswer)
 	defer deadline.Stop()
 	var spawned *spawnConn
-	for started := false; spawned == nil || !started; {
+	var rep reply
+	var spawnCh chan *spawnConn
+	if rn != nil {
+		spawnCh = rn.spawn
+	}
+	gone := p.gone
+	for agreed := false; !agreed || (needHelper && spawned == nil); {
 		select {
-		case msg := <-sh.replies:
-			f := strings.Fields(msg)
-			if len(f) < 2 || f[1] != id {
+		case r := <-p.replies:
+			if r.id != id {
 				continue
 			}
-			switch f[0] {
+			switch r.word {
 			case WordBusy:
-				return fail(CodeShellBusy, fmt.Sprintf("the zsh in pane %s is not idle at an empty prompt (typed text, a continuation line or a menu); nothing was sent — ask the person, or try again once the line is empty", req.Pane))
+				return refuse(CodeShellBusy, fmt.Sprintf("the zsh in pane %s is not idle at an empty prompt (typed text, a continuation line or a menu); nothing was sent — ask the person, or try again once the line is empty", pane))
 			case WordFail:
-				return fail(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s could not start the helper: %s; is the broker socket still there?", req.Pane, strings.Join(f[2:], " ")))
-			case WordStarted:
-				started = true
+				return refuse(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s could not start the helper: %s; is the broker socket still there?", pane, strings.Join(r.fields[2:], " ")))
+			case WordGo:
+				rep, agreed = r, true
 			}
-		case spawned = <-rn.spawn:
+		case spawned = <-spawnCh:
+			spawnCh = nil
+		case <-gone:
+			// After GO the shell may start a command at once; the helper may still come.
+			gone = nil
+			if !agreed {
+				return refuse(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt before it answered (a command started); nothing was sent — retry when the prompt is back", pane))
+			}
 		case <-deadline.C:
-			if started {
-				return fail(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s said it started the helper, but the helper never connected (is %s installed and runnable?)", req.Pane, "libtmux-mcp-helper"))
+			if agreed {
+				return refuse(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s said it started the helper, but the helper never connected (is libtmux-mcp-helper installed and runnable?)", pane))
 			}
-			return fail(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s did not answer within %s: it is running a foreground program, not waiting at its prompt; nothing will run later — retry when the prompt is back", req.Pane, b.cfg.ShellAnswer))
+			return refuse(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s did not answer within %s: it is not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", pane, b.cfg.ShellAnswer))
 		case <-sh.done:
-			return fail(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", req.Pane))
+			return refuse(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", pane))
 		case <-ctx.Done():
-			return fail(CodeCancelled, "cancelled before the shell answered; nothing was sent")
+			return refuse(CodeCancelled, "cancelled before the shell answered; nothing was sent")
 		}
 	}
-	return b.execute(ctx, spawned, req, out)
+	if rn != nil {
+		b.mu.Lock()
+		delete(b.runs, id)
+		b.mu.Unlock()
+	}
+	return rep, spawned, "", ""
 }
 
-// execute sends the job and reads the helper's records to the end.
-func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Outcome) Outcome {
-	defer sc.conn.Close()
-	j := job.Job{RunID: out.Receipt.RunID, Digest: out.Receipt.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit, Script: req.Script}
-	if err := job.WriteJob(sc.conn, j); err != nil {
+// execute sends the job to the resident helper and reads its records to the end. The helper
+// stays for the next run unless something went wrong with it.
+func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Request, out Outcome, j job.Job) Outcome {
+	sh.setRunning(true)
+	keep := false
+	defer func() {
+		if !keep {
+			sh.dropHelper(h)
+		}
+		sh.setRunning(false)
+	}()
+	if err := job.WriteJob(h.conn, j); err != nil {
 		out.Code, out.Message = CodeSpawnFailed, fmt.Sprintf("cannot send the job to the helper: %v", err)
 		return out
 	}
 	out.Delivery = PossiblySent
-	records := make(chan job.Record)
-	readErr := make(chan error, 1)
-	quit := make(chan struct{}) // the reader ends with execute, whichever returns first
-	defer close(quit)
-	go func() {
-		for {
-			rec, err := job.ReadRecord(sc.r)
-			if err != nil {
-				readErr <- err
-				return
-			}
-			select {
-			case records <- rec:
-			case <-quit:
-				return
-			}
-			if rec.Final() {
-				readErr <- nil
-				return
-			}
-		}
-	}()
 	began := time.Now()
 	timeout := time.NewTimer(b.cfg.RunTimeout)
 	defer timeout.Stop()
@@ -236,13 +345,13 @@ func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Ou
 	stop := func(code string) {
 		if stopCode == "" {
 			stopCode = code
-			job.WriteStop(sc.conn)
+			job.WriteStop(h.conn)
 			grace = time.After(stopGrace)
 		}
 	}
 	for {
 		select {
-		case rec := <-records:
+		case rec := <-h.records:
 			switch rec.Kind {
 			case job.KindStarted:
 				out.Delivery = Observed
@@ -257,14 +366,12 @@ func (b *Broker) execute(ctx context.Context, sc *spawnConn, req Request, out Ou
 				stop(CodeOutputOverflow)
 			}
 			if rec.Final() {
+				keep = stopCode != CodeOutputOverflow || rec.Kind == job.KindOverflow
 				return b.finish(out, rec, stopCode, req)
 			}
-		case err := <-readErr:
-			if err == nil {
-				continue
-			}
+		case <-h.dead:
 			out.Code = CodeHelperFailed
-			out.Message = fmt.Sprintf("the helper went away before reporting how the script ended (%v); it may have run", err)
+			out.Message = fmt.Sprintf("the helper went away before reporting how the script ended (%v); it may have run", h.err)
 			if stopCode == CodeCancelled || stopCode == CodeTimedOut {
 				out.Code, out.Message = stopCode, stopMessage(stopCode, b.cfg.RunTimeout)
 			}
@@ -310,7 +417,7 @@ func (b *Broker) finish(out Outcome, rec job.Record, stopCode string, req Reques
 	case job.KindFailed:
 		out.Code = CodeHelperFailed
 		out.Message = "the helper refused the job: " + rec.Reason
-		if rec.Reason == job.ReasonSpawn || rec.Reason == job.ReasonDigestMismatch || rec.Reason == job.ReasonBadJob || rec.Reason == job.ReasonRunIDMismatch {
+		if rec.Reason == job.ReasonSpawn || rec.Reason == job.ReasonDigestMismatch || rec.Reason == job.ReasonBadJob {
 			out.Delivery = NotSent
 		}
 	}

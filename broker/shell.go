@@ -1,65 +1,159 @@
 package broker
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
-// shell is an enrolled zsh's connection.
+// shell is an enrolled zsh: its identity, the connection of the prompt it shows (if any), its
+// resident helper (once a run started one) and its liveness FIFO.
 type shell struct {
-	e       *enroll.Enrollment
+	e    *enroll.Enrollment
+	peer peercred.Peer // its pidfd is owned by watchShell
+	tty  int           // the controlling terminal at enrollment (/proc stat field 7)
+
+	mu      sync.Mutex
+	prompt  *prompt   // the connection of the prompt now shown; nil while a command runs
+	helper  *resident // the resident helper; nil until a run starts one
+	running bool      // a run is using helper
+	live    int       // read end of the liveness FIFO, -1 once closed or when there is none
+	lost    bool
+
+	once sync.Once
+	done chan struct{} // closed when the enrollment ends
+}
+
+// prompt is one prompt's connection: the shell opens it in precmd (or keeps the HELLO
+// connection) and closes it in preexec, so the person's commands never inherit it.
+type prompt struct {
 	conn    *net.UnixConn
-	r       interface{ ReadSlice(byte) ([]byte, error) }
-	peer    peercred.Peer
-	replies chan string // STARTED/BUSY/FAIL lines for the run in flight
-	once    sync.Once
-	done    chan struct{}
+	r       *bufio.Reader
+	replies chan reply    // GO, BUSY, FAIL and ERR lines
+	gone    chan struct{} // closed when the connection ends
 }
 
-func (sh *shell) close() {
-	sh.once.Do(func() {
-		close(sh.done)
-		sh.conn.Close()
-	})
+// reply is one answer from the shell. For GO, dir and env are the shell's $PWD and exported
+// environment at that moment.
+type reply struct {
+	word, id string
+	fields   []string
+	dir      string
+	env      []string
 }
 
-// readShell reads the shell's answers until it closes or says BYE.
-func (b *Broker) readShell(sh *shell) {
-	reason := "connection closed"
-	defer func() { b.lose(sh, reason) }()
+func newPrompt(conn *net.UnixConn, r *bufio.Reader) *prompt {
+	return &prompt{conn: conn, r: r, replies: make(chan reply, 8), gone: make(chan struct{})}
+}
+
+// currentPrompt is the prompt connection, or nil while the shell is not at its prompt.
+func (sh *shell) currentPrompt() *prompt {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.prompt
+}
+
+// attach makes p the shell's prompt connection; a previous one is closed.
+func (sh *shell) attach(p *prompt) bool {
+	sh.mu.Lock()
+	if sh.lost {
+		sh.mu.Unlock()
+		return false
+	}
+	old := sh.prompt
+	sh.prompt = p
+	sh.mu.Unlock()
+	if old != nil {
+		old.conn.Close()
+	}
+	return true
+}
+
+// detach forgets p if it is still the prompt connection.
+func (sh *shell) detach(p *prompt) {
+	sh.mu.Lock()
+	if sh.prompt == p {
+		sh.prompt = nil
+	}
+	sh.mu.Unlock()
+}
+
+// liveHungup reports whether the liveness FIFO shows the shell gone: it exec'd or exited (its
+// copy is close-on-exec), and nothing else holds the FIFO.
+func (sh *shell) liveHungup() bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.live >= 0 && peercred.Hungup(sh.live)
+}
+
+// readPrompt reads the shell's answers on one prompt connection until it ends: preexec closed
+// it (a command runs), the shell exited, or the broker closed it.
+func (b *Broker) readPrompt(sh *shell, p *prompt) {
+	defer func() {
+		sh.detach(p)
+		p.conn.Close()
+		close(p.gone)
+	}()
 	for {
-		line, err := sh.r.ReadSlice('\n')
+		line, err := readLine(p.r)
 		if err != nil {
 			return
 		}
-		msg := strings.TrimSuffix(string(line), "\n")
-		switch word, _, _ := strings.Cut(msg, " "); word {
-		case WordStarted, WordBusy, WordFail:
-			select {
-			case sh.replies <- msg:
-			default: // nobody waits: a late answer to an abandoned run
+		f := strings.Split(line, " ")
+		rep := reply{word: f[0], fields: f}
+		if len(f) > 1 {
+			rep.id = f[1]
+		}
+		switch f[0] {
+		case WordGo:
+			n := -1
+			if len(f) == 3 {
+				n, _ = strconv.Atoi(f[2])
 			}
-		case WordBye:
-			reason = "unenrolled"
-			return
-		case WordReady:
-			// A fresh prompt after BUSY: nothing waits for it.
+			if n < 1 || n > job.MaxDir+1+job.MaxEnv {
+				b.cfg.Log.Warn("tmux_run shell sent a malformed GO", slog.String("pane", sh.e.Pane), slog.String("line", line))
+				return
+			}
+			payload := make([]byte, n)
+			p.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, err = io.ReadFull(p.r, payload)
+			p.conn.SetReadDeadline(time.Time{})
+			if err != nil {
+				return
+			}
+			dir, env, _ := bytes.Cut(payload, []byte{0})
+			rep.dir = string(dir)
+			if len(env) > 0 {
+				for _, kv := range bytes.Split(env, []byte{0}) {
+					rep.env = append(rep.env, string(kv))
+				}
+			}
+		case WordBusy, WordFail, WordErr:
 		default:
-			b.cfg.Log.Warn("tmux_run shell said something unexpected", slog.String("pane", sh.e.Pane), slog.String("line", msg))
+			b.cfg.Log.Warn("tmux_run shell said something unexpected", slog.String("pane", sh.e.Pane), slog.String("line", line))
+			continue
+		}
+		select {
+		case p.replies <- rep:
+		default: // nobody waits: a late answer to an abandoned run
 		}
 	}
 }
 
-// watchShell marks the enrollment lost when the shell process exits. EOF
-// on the connection is no proof: children inherit the socket.
-// It owns the pidfd and closes it when done, so the fd is never closed
-// while it is being polled.
+// watchShell marks the enrollment lost when the shell process exits. EOF on a connection is no
+// proof: children may hold it. It owns the pidfd and closes it when done, so the fd is never
+// closed while it is being polled.
 func (b *Broker) watchShell(sh *shell) {
 	defer sh.peer.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -73,9 +167,31 @@ func (b *Broker) watchShell(sh *shell) {
 	}
 }
 
-// lose marks sh's enrollment lost and closes its connection; the first
-// call logs why. A connection can close before the shell's exit is seen,
-// or the other way round.
+// watchLive marks the enrollment lost when the liveness FIFO hangs up: the shell closed it by
+// exec'ing (`exec zsh` keeps the pid but loses the handler) or by exiting. It closes the FIFO
+// when done.
+func (b *Broker) watchLive(sh *shell) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-sh.done
+		cancel()
+	}()
+	sh.mu.Lock()
+	fd := sh.live
+	sh.mu.Unlock()
+	if err := peercred.WaitExit(ctx, fd); err == nil {
+		b.lose(sh, "the shell exec'd another program or exited")
+	}
+	sh.mu.Lock()
+	peercred.CloseFD(fd)
+	sh.live = -1
+	sh.mu.Unlock()
+}
+
+// lose marks sh's enrollment lost and lets go of the shell; the first call logs why. A
+// connection can close before the shell's exit is seen, or the other way round. A helper that
+// is running a script finishes it first: the run reports its real completion.
 func (b *Broker) lose(sh *shell, reason string) {
 	if !sh.e.Lost() {
 		b.cfg.Log.Info("tmux_run enrollment lost", slog.String("pane", sh.e.Pane), slog.String("reason", reason))
@@ -89,9 +205,149 @@ func (b *Broker) lose(sh *shell, reason string) {
 	sh.close()
 }
 
+// close ends the shell's connections; its helper too unless a run is using it (the run closes
+// it when it ends).
+func (sh *shell) close() {
+	sh.once.Do(func() {
+		sh.mu.Lock()
+		sh.lost = true
+		p, h := sh.prompt, sh.helper
+		sh.prompt = nil
+		if sh.running {
+			h = nil
+		}
+		sh.mu.Unlock()
+		close(sh.done)
+		if p != nil {
+			p.conn.Close()
+		}
+		if h != nil {
+			h.close()
+		}
+	})
+}
+
 // shellFor returns the live shell of pane.
 func (b *Broker) shellFor(pane string) *shell {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.shells[pane]
+}
+
+// shellByID returns the live shell enrolled as id.
+func (b *Broker) shellByID(id string) *shell {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, sh := range b.shells {
+		if sh.e.ID == id {
+			return sh
+		}
+	}
+	return nil
+}
+
+// resident is a helper that stays for its enrollment and runs one job after another.
+type resident struct {
+	conn    *net.UnixConn
+	records chan job.Record
+	dead    chan struct{} // closed when reading ends; err says why
+	err     error
+	quit    chan struct{}
+	once    sync.Once
+	attrs   peercred.Attrs // the shell's limits and niceness when it started the helper
+}
+
+func newResident(sc *spawnConn, attrs peercred.Attrs) *resident {
+	h := &resident{conn: sc.conn, records: make(chan job.Record), dead: make(chan struct{}), quit: make(chan struct{}), attrs: attrs}
+	go func() {
+		defer close(h.dead)
+		for {
+			rec, err := job.ReadRecord(sc.r)
+			if err != nil {
+				h.err = err
+				return
+			}
+			select {
+			case h.records <- rec:
+			case <-h.quit:
+				h.err = net.ErrClosed
+				return
+			}
+		}
+	}()
+	return h
+}
+
+// close ends the helper: it sees EOF, stops a script it runs, and exits.
+func (h *resident) close() {
+	h.once.Do(func() {
+		close(h.quit)
+		h.conn.Close()
+	})
+}
+
+func (h *resident) alive() bool {
+	select {
+	case <-h.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// useHelper returns the shell's helper if it is alive and marks it in use, or nil.
+func (sh *shell) useHelper() *resident {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.helper != nil && !sh.helper.alive() {
+		sh.helper.close()
+		sh.helper = nil
+	}
+	return sh.helper
+}
+
+// setHelper makes h the shell's helper, replacing (and closing) another.
+func (sh *shell) setHelper(h *resident) {
+	sh.mu.Lock()
+	old := sh.helper
+	sh.helper = h
+	lost := sh.lost
+	sh.mu.Unlock()
+	if old != nil && old != h {
+		old.close()
+	}
+	if lost && !sh.isRunning() {
+		h.close()
+	}
+}
+
+func (sh *shell) isRunning() bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.running
+}
+
+// dropHelper closes h and forgets it if it is still the shell's helper.
+func (sh *shell) dropHelper(h *resident) {
+	sh.mu.Lock()
+	if sh.helper == h {
+		sh.helper = nil
+	}
+	sh.mu.Unlock()
+	h.close()
+}
+
+// setRunning marks whether a run uses the helper. When a run ends on a lost shell, its helper is
+// closed.
+func (sh *shell) setRunning(on bool) {
+	sh.mu.Lock()
+	sh.running = on
+	var h *resident
+	if !on && sh.lost {
+		h = sh.helper
+	}
+	sh.mu.Unlock()
+	if h != nil {
+		h.close()
+	}
 }

@@ -2,8 +2,8 @@
 // panes a person was invited to enroll, the single-use tokens bound to each
 // pane and server, their expiry, the enrollments that sourcing a setup file
 // produced, and the generations (server, enrollment, process) a run is
-// authorized against. Guard performs the tmux queue check that authorizes
-// one run.
+// authorized against. Stamp records, in one tmux queue step, the last run a
+// shell agreed to on its pane.
 //
 // It does not speak the shell protocol or run anything; package broker does.
 package enroll

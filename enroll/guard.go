@@ -4,37 +4,22 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
-// RunOption is the pane option the guard stamps with the authorized run.
+// RunOption is the pane option stamped with the last run a shell agreed to.
 const RunOption = "@libtmux_mcp_run"
 
-// Guard asks tmux, in one command-queue step, whether pane still runs
-// process pid and is alive, and if so records runID on the pane. Only the
-// OK line with this call's nonce authorizes; a missing pane takes the false
-// branch (tmux exits 0 either way, so the exit code proves nothing).
-func Guard(ctx context.Context, c *tmux.Client, pane string, pid int, runID string) (bool, error) {
+// Stamp records runID on pane, in one tmux command-queue step and only if the pane still runs
+// process pid and is alive, so a stamp never lands on a respawned pane. The broker calls it only
+// once the shell has agreed to the run, off the run's path: it is a record for people
+// (tmux show-options -p @libtmux_mcp_run), not the authorization.
+func Stamp(ctx context.Context, c *tmux.Client, pane string, pid int, runID string) error {
 	if !tmux.ValidPaneID(pane) {
-		return false, fmt.Errorf("pane id %q is not of the form %%N", pane)
+		return fmt.Errorf("pane id %q is not of the form %%N", pane)
 	}
-	nonce := newID()
 	cond := "#{&&:#{==:#{pane_pid}," + strconv.Itoa(pid) + "},#{!=:#{pane_dead},1}}"
-	yes := "set -p -t " + pane + " " + RunOption + " " + runID + " ; display -p OK-" + nonce
-	no := "display -p NO-" + nonce
-	out, err := c.Run(ctx, "if-shell", "-F", "-t", pane, cond, yes, no)
-	if err != nil {
-		return false, err
-	}
-	for _, line := range strings.Split(out, "\n") {
-		switch line {
-		case "OK-" + nonce:
-			return true, nil
-		case "NO-" + nonce:
-			return false, nil
-		}
-	}
-	return false, fmt.Errorf("the tmux guard for pane %s answered neither OK nor NO: %q", pane, out)
+	_, err := c.Run(ctx, "if-shell", "-F", "-t", pane, cond, "set -p -t "+pane+" "+RunOption+" "+runID)
+	return err
 }

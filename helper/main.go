@@ -3,8 +3,6 @@ package helper
 import (
 	"fmt"
 	"os"
-
-	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
 // Exit statuses of the helper process. The broker learns the outcome from the records, not from
@@ -15,23 +13,23 @@ const (
 	exitUsage   = 2 // wrong arguments
 )
 
-// runJob runs the job for runID on the broker connection at fd 3 and returns the exit status.
-// run_linux.go fills it in; elsewhere it stays nil and Main says the platform is not supported.
-var runJob func(runID string) int
+// serve serves jobs on the broker connection at fd 3 and returns the exit status. run_linux.go
+// fills it in; elsewhere it stays nil and Main says the platform is not supported.
+var serve func() int
 
-// Main runs the helper with the arguments that follow the program name, "job RUN_ID", and
-// returns the process's exit status. It writes to stderr only for wrong arguments or when fd 3 is
-// not a usable connection; everything else is reported to the broker as records.
+// Main runs the helper with the arguments that follow the program name, "serve", and returns
+// the process's exit status. It writes to stderr only for wrong arguments or when fd 3 is not a
+// usable connection; everything else is reported to the broker as records.
 func Main(args []string) int {
-	if len(args) != 2 || args[0] != "job" || !job.ValidRunID(args[1]) {
-		fmt.Fprintln(os.Stderr, "usage: libtmux-mcp-helper job RUN_ID\n"+
-			"RUN_ID is 32 lowercase hex digits. An enrolled zsh starts the helper with its broker "+
-			"connection on fd 3; it is not meant to be run by hand.")
+	if len(args) != 1 || args[0] != "serve" {
+		fmt.Fprintln(os.Stderr, "usage: libtmux-mcp-helper serve\n"+
+			"An enrolled zsh starts the helper with its broker connection on fd 3; it runs the jobs "+
+			"the broker sends there, one at a time, until the connection ends. It is not meant to be run by hand.")
 		return exitUsage
 	}
-	if runJob == nil {
+	if serve == nil {
 		fmt.Fprintln(os.Stderr, "libtmux-mcp-helper: running jobs is not supported on this platform (Linux only)")
 		return exitFailure
 	}
-	return runJob(args[1])
+	return serve()
 }

@@ -5,6 +5,7 @@ package helper
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,10 +22,10 @@ import (
 	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
-func init() { runJob = runLinux }
+func init() { serve = serveLinux }
 
 const (
-	// requestTimeout bounds the wait for the broker's job (or CANCEL) once the helper has started.
+	// requestTimeout bounds the wait for the broker's first message once the helper has started.
 	requestTimeout = 10 * time.Second
 	// killGrace is how long the script's process group has between SIGTERM and SIGKILL when it is
 	// stopped: long enough for a trap to clean up, short enough that a stop ends well within 2 s.
@@ -39,63 +40,102 @@ const (
 	groupPoll = 20 * time.Millisecond
 )
 
-func runLinux(runID string) int {
-	// Nothing the helper inherited above stderr may reach the script: mark every such descriptor
+// message is one thing read from the broker, or the error that ended reading.
+type message struct {
+	kind job.MessageKind
+	job  job.Job
+	err  error
+}
+
+// readBroker reads the broker's messages until the connection fails or ends, which it reports
+// as a last message with err set before closing msgs.
+func readBroker(in *bufio.Reader, msgs chan<- message) {
+	defer close(msgs)
+	for {
+		kind, j, err := job.ReadMessage(in)
+		msgs <- message{kind: kind, job: j, err: err}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func serveLinux() int {
+	// Nothing the helper inherited above stderr may reach a script: mark every such descriptor
 	// close-on-exec. close_range needs Linux 5.11; on older kernels only fd 3 is handled (below).
 	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
-	// fd 3 becomes close-on-exec (so the script cannot forge records) and non-blocking (so os
-	// registers it with the poller and reads can have deadlines).
+	// fd 3 becomes close-on-exec (so a script cannot forge records) and non-blocking (so os
+	// registers it with the poller). No package net: the helper stays static and starts fast.
 	unix.CloseOnExec(3)
-	if err := unix.SetNonblock(3, true); err != nil {
+	if _, err := unix.GetsockoptInt(3, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
 		fmt.Fprintf(os.Stderr, "libtmux-mcp-helper: fd 3 is not a connection to the broker: %v\n", err)
 		return exitFailure
 	}
-	if _, err := unix.GetsockoptInt(3, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
-		fmt.Fprintf(os.Stderr, "libtmux-mcp-helper: fd 3 is not a connection to the broker: %v\n", err)
+	if err := unix.SetNonblock(3, true); err != nil {
+		fmt.Fprintf(os.Stderr, "libtmux-mcp-helper: fd 3: %v\n", err)
 		return exitFailure
 	}
 	conn := os.NewFile(3, "broker connection")
 	defer conn.Close()
 
-	// Leave the enrolled shell's session and process group: the script must not share the
-	// person's terminal session, and signals to the shell's group must not reach it. EPERM means
-	// the helper leads a process group already (the shell's double fork prevents that).
+	// Leave the enrolled shell's session and process group: scripts must not share the person's
+	// terminal session, and signals to the shell's group must not reach them. EPERM means the
+	// helper leads a process group already (the shell's double fork prevents that).
 	if _, err := unix.Setsid(); err != nil && err != unix.EPERM {
 		return fail(conn, job.ReasonInternal)
 	}
+	// Hold no directory busy between runs: each job names its own.
+	_ = os.Chdir("/")
 
-	// Handling these signals does two things. The script's sh gets them at their default
+	// Handling these signals does two things. A script's sh gets them at their default
 	// disposition: a Go program started with SIGINT or SIGHUP ignored (as a zsh background job
 	// is, for SIGINT) keeps them ignored unless it handles them, and an exec'd child inherits
 	// ignored signals, while every signal the Go runtime handles is reset to the default in the
 	// child between fork and exec. (The runtime always handles SIGQUIT, SIGTERM and SIGPIPE.)
-	// And a helper told to terminate stops its script as it would for STOP.
+	// And a helper told to terminate stops its script as it would for STOP, and exits.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGHUP, unix.SIGTERM)
 
-	if err := conn.SetReadDeadline(time.Now().Add(requestTimeout)); err != nil {
-		return fail(conn, job.ReasonInternal)
+	msgs := make(chan message)
+	go readBroker(bufio.NewReader(conn), msgs)
+	first := time.NewTimer(requestTimeout)
+	defer first.Stop()
+	for {
+		var m message
+		select {
+		case m = <-msgs:
+		case <-first.C:
+			return fail(conn, job.ReasonBadJob)
+		case <-sigs:
+			return exitOK
+		}
+		first.Stop()
+		switch {
+		case errors.Is(m.err, job.ErrMalformed):
+			return fail(conn, job.ReasonBadJob)
+		case m.err != nil: // the broker went away
+			return exitOK
+		case m.kind == job.MessageCancel:
+			return exitOK
+		case m.kind == job.MessageStop:
+			continue // nothing runs: a late STOP
+		case job.Digest(m.job.Script) != m.job.Digest:
+			if err := job.WriteRecord(conn, job.Record{Kind: job.KindFailed, Reason: job.ReasonDigestMismatch}); err != nil {
+				return exitFailure
+			}
+			continue
+		}
+		r := &runner{conn: conn, ready: make(chan struct{})}
+		if !r.run(m.job, msgs, sigs) {
+			if r.unsent.Load() {
+				return exitFailure // the broker could not be told
+			}
+			return exitOK
+		}
 	}
-	in := bufio.NewReader(conn)
-	j, cancelled, err := job.ReadRequest(in)
-	switch {
-	case err != nil:
-		return fail(conn, job.ReasonBadJob)
-	case cancelled:
-		return exitOK
-	case j.RunID != runID:
-		return fail(conn, job.ReasonRunIDMismatch)
-	case job.Digest(j.Script) != j.Digest:
-		return fail(conn, job.ReasonDigestMismatch)
-	}
-	if err := conn.SetReadDeadline(time.Time{}); err != nil {
-		return fail(conn, job.ReasonInternal)
-	}
-	r := &runner{conn: conn, ready: make(chan struct{})}
-	return r.run(j, in, sigs)
 }
 
-// fail reports a failure that happened before the script started and returns the exit status.
+// fail reports a failure that ends the helper and returns the exit status.
 func fail(conn io.Writer, reason string) int {
 	_ = job.WriteRecord(conn, job.Record{Kind: job.KindFailed, Reason: reason})
 	return exitFailure
@@ -116,20 +156,31 @@ type runner struct {
 	// stopped is set when os/exec calls cmd.Cancel: the stop took effect before the sh's exit was
 	// observed, so no completion is claimed.
 	stopped atomic.Bool
+	// broken is set when the helper cannot go on after this job: the broker went away or broke
+	// the protocol, a record could not be written, or the helper was told to terminate.
+	broken atomic.Bool
+	// unsent is set when a record could not be written.
+	unsent atomic.Bool
 
 	overflowMu sync.Mutex
 	overflow   string // the first stream that passed its limit
 }
 
-// run starts the script, streams its output and writes the final record.
-func (r *runner) run(j job.Job, in *bufio.Reader, sigs <-chan os.Signal) int {
+// run starts one job's script, streams its output and writes the final record. It reports
+// whether the helper can serve another job.
+func (r *runner) run(j job.Job, msgs <-chan message, sigs <-chan os.Signal) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r.cancel = cancel
 
-	// The environment and working directory are left unset, so the sh inherits the helper's:
-	// the enrolled shell's exported variables and current directory. A nil Stdin is /dev/null.
+	// The script sees the enrolled shell's state at the moment the shell agreed to this run: its
+	// directory, exported environment and umask come with the job (resource limits and niceness
+	// were inherited when the shell started this helper; the broker replaces a helper whose
+	// limits no longer match the shell's). A nil Stdin is /dev/null.
+	unix.Umask(j.Umask)
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", string(j.Script))
+	cmd.Dir = j.Dir
+	cmd.Env = append([]string{}, j.Env...) // never nil: nil would mean the helper's own
 	cmd.Stdout = &limitWriter{r: r, kind: job.KindStdout, stream: job.StreamStdout, limit: j.StdoutLimit}
 	cmd.Stderr = &limitWriter{r: r, kind: job.KindStderr, stream: job.StreamStderr, limit: j.StderrLimit}
 	// The sh leads a process group of its own, so a stop reaches its descendants and never the
@@ -147,19 +198,35 @@ func (r *runner) run(j job.Job, in *bufio.Reader, sigs <-chan os.Signal) int {
 	cmd.WaitDelay = drainDelay
 
 	if err := cmd.Start(); err != nil {
-		return fail(r.conn, job.ReasonSpawn)
+		return r.send(job.Record{Kind: job.KindFailed, Reason: job.ReasonSpawn}) == nil
 	}
 	pid := cmd.Process.Pid
 	r.group = &groupStop{pgid: pid, done: make(chan struct{})}
 	_ = r.send(job.Record{Kind: job.KindStarted, PID: pid, PGID: pid})
 	close(r.ready)
 
-	go r.watchBroker(in)
+	// The watcher ends before the final record is written: the broker sends its next job only
+	// after that record, so the watcher never takes it.
+	watching := make(chan struct{})
+	watched := make(chan struct{})
 	go func() {
-		select {
-		case <-sigs:
-			cancel()
-		case <-ctx.Done():
+		defer close(watched)
+		for {
+			select {
+			case m := <-msgs:
+				if m.err != nil || m.kind != job.MessageStop {
+					r.broken.Store(true) // EOF, a broken stream, or a job while one runs
+				}
+				cancel()
+				if m.err != nil {
+					return // msgs is closed now
+				}
+			case <-sigs:
+				r.broken.Store(true)
+				cancel()
+			case <-watching:
+				return
+			}
 		}
 	}()
 
@@ -168,12 +235,14 @@ func (r *runner) run(j job.Job, in *bufio.Reader, sigs <-chan os.Signal) int {
 	// and a cancellation is already known to r.
 	_ = cmd.Wait()
 	r.group.wait()
+	close(watching)
+	<-watched
 
 	final := r.final(cmd.ProcessState)
-	if err := r.send(final); err != nil || final.Kind == job.KindFailed {
-		return exitFailure
+	if err := r.send(final); err != nil {
+		return false
 	}
-	return exitOK
+	return !r.broken.Load()
 }
 
 // final decides the final record once the sh has been waited for.
@@ -200,13 +269,6 @@ func (r *runner) final(state *os.ProcessState) job.Record {
 	return job.Record{Kind: job.KindFailed, Reason: job.ReasonInternal}
 }
 
-// watchBroker stops the script on the broker's STOP and, since nobody could be told the result
-// otherwise, on anything else too: EOF, a read error, or an unexpected line.
-func (r *runner) watchBroker(in *bufio.Reader) {
-	_, _ = job.ReadLine(in)
-	r.cancel()
-}
-
 // send writes one record.
 func (r *runner) send(rec job.Record) error {
 	r.mu.Lock()
@@ -219,6 +281,8 @@ func (r *runner) send(rec job.Record) error {
 func (r *runner) sendLocked(rec job.Record) error {
 	err := job.WriteRecord(r.conn, rec)
 	if err != nil {
+		r.broken.Store(true)
+		r.unsent.Store(true)
 		r.cancel()
 	}
 	return err

@@ -5,7 +5,6 @@ package helper_test
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -79,11 +78,10 @@ func helperBinary(t *testing.T) string {
 	return helperPath
 }
 
-// launch says how to start a job.
+// launch says how to start the helper.
 type launch struct {
-	runID string   // the helper's argument; testRunID if empty
-	dir   string   // its working directory; the test's if empty
-	env   []string // its environment; the test's if nil
+	dir string   // its working directory; the test's if empty
+	env []string // its environment; the test's if nil
 }
 
 // fakeBroker plays the broker on one end of a socketpair; the helper has the other as fd 3.
@@ -117,8 +115,7 @@ func startHelper(t *testing.T, l launch) *fakeBroker {
 	}
 	// Start the helper as an enrolled zsh's background job arrives: with SIGINT and SIGQUIT
 	// ignored (here SIGHUP, SIGTERM and SIGPIPE too), which exec preserves.
-	cmd := exec.Command("/bin/sh", "-c", `trap '' INT QUIT HUP TERM PIPE; exec "$0" job "$1"`,
-		bin, cmp.Or(l.runID, testRunID))
+	cmd := exec.Command("/bin/sh", "-c", `trap '' INT QUIT HUP TERM PIPE; exec "$0" serve`, bin)
 	cmd.ExtraFiles = []*os.File{helperEnd, stray}
 	cmd.Dir, cmd.Env = l.dir, l.env
 	b := &fakeBroker{t: t, conn: conn, in: bufio.NewReader(conn), cmd: cmd, exited: make(chan struct{})}
@@ -154,7 +151,19 @@ func newJob(script string) job.Job {
 		Digest:      job.Digest([]byte(script)),
 		StdoutLimit: job.DefaultOutput,
 		StderrLimit: job.DefaultOutput,
+		Umask:       0o22,
+		Dir:         "/",
+		Env:         os.Environ(),
 		Script:      []byte(script),
+	}
+}
+
+// done closes the broker's end, which ends a resident helper, and checks it exits with want.
+func (b *fakeBroker) done(want int) {
+	b.t.Helper()
+	b.conn.Close()
+	if code := b.exitCode(recordTimeout); code != want {
+		b.t.Errorf("helper exit status = %d; want %d", code, want)
 	}
 }
 
@@ -415,35 +424,59 @@ func TestRun(t *testing.T) {
 			if tt.groupGone {
 				waitGroupGone(t, o.started.PGID, time.Now().Add(stopWithin))
 			}
-			if code := b.exitCode(recordTimeout); code != 0 {
-				t.Errorf("helper exit status = %d; want 0", code)
-			}
+			b.done(0)
 		})
 	}
 }
 
-func TestRunInheritsCwdAndEnvironment(t *testing.T) {
+// Each job brings the shell's directory, environment and umask of its moment; the helper itself
+// holds no directory busy between jobs, and runs job after job.
+func TestRunTakesEachJobsDirectoryEnvironmentAndUmask(t *testing.T) {
 	dir := t.TempDir()
-	b := startHelper(t, launch{dir: dir, env: append(os.Environ(), "LIBTMUX_MCP_HELPER_TEST=two  words")})
-	b.send(newJob(`pwd -P; printf '%s\n' "$LIBTMUX_MCP_HELPER_TEST"`))
-	o := b.collect()
+	b := startHelper(t, launch{dir: dir, env: append(os.Environ(), "LIBTMUX_MCP_HELPER_OWN=yes")})
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff(exited(0), o.final); diff != "" {
-		t.Errorf("final record (-want +got):\n%s", diff)
+	for i, tc := range []struct {
+		dir   string
+		umask int
+		env   []string
+		want  string
+	}{
+		{dir, 0o27, []string{"PATH=/usr/bin:/bin", "LIBTMUX_MCP_HELPER_TEST=two  words"}, real + "\ntwo  words-\n0027\n"},
+		{"/", 0o77, []string{"PATH=/usr/bin:/bin"}, "/\n-\n0077\n"},
+	} {
+		jb := newJob(`pwd -P; printf '%s-%s\n' "$LIBTMUX_MCP_HELPER_TEST" "$LIBTMUX_MCP_HELPER_OWN"; umask`)
+		jb.Dir, jb.Umask, jb.Env = tc.dir, tc.umask, tc.env
+		b.send(jb)
+		o := b.collect()
+		if diff := gocmp.Diff(exited(0), o.final); diff != "" {
+			t.Errorf("job %d: final record (-want +got):\n%s", i, diff)
+		}
+		compareOutput(t, fmt.Sprintf("job %d stdout", i), o.stdout, tc.want)
+		compareOutput(t, fmt.Sprintf("job %d stderr", i), o.stderr, "")
 	}
-	compareOutput(t, "stdout", o.stdout, real+"\ntwo  words\n")
-	compareOutput(t, "stderr", o.stderr, "")
+	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", b.cmd.Process.Pid)); err != nil || cwd != "/" {
+		t.Errorf("the idle helper's directory is %q (%v); want /", cwd, err)
+	}
+	// A STOP with nothing running changes nothing; the next job still runs.
+	if err := job.WriteStop(b.conn); err != nil {
+		t.Fatal(err)
+	}
+	b.send(newJob("echo again"))
+	if o := b.collect(); string(o.stdout) != "again\n" {
+		t.Errorf("after an idle STOP: stdout %q", o.stdout)
+	}
+	b.done(0)
 }
 
 func TestRunRefusals(t *testing.T) {
 	tests := []struct {
 		name     string
-		runID    string                                         // the helper's argument, if not testRunID
 		send     func(t *testing.T, b *fakeBroker, file string) // what the broker sends
 		want     job.Record                                     // the only record; Kind "" means none
+		stays    bool                                           // the helper serves on after it
 		wantExit int
 	}{
 		{
@@ -453,21 +486,22 @@ func TestRunRefusals(t *testing.T) {
 				jb.Digest = job.Digest([]byte("touch somewhere/else"))
 				b.send(jb)
 			},
-			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonDigestMismatch}, wantExit: 1,
+			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonDigestMismatch}, stays: true,
 		},
 		{
-			name:  "run id mismatch",
-			runID: strings.Repeat("f", 32),
+			name: "directory that does not exist",
 			send: func(t *testing.T, b *fakeBroker, file string) {
-				b.send(newJob("touch '" + file + "'"))
+				jb := newJob("touch '" + file + "'")
+				jb.Dir = "/nonexistent/libtmux-mcp"
+				b.send(jb)
 			},
-			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonRunIDMismatch}, wantExit: 1,
+			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonSpawn}, stays: true,
 		},
 		{
 			name: "unknown job version",
 			send: func(t *testing.T, b *fakeBroker, file string) {
 				script := "touch '" + file + "'"
-				fmt.Fprintf(b.conn, "JOB 2 %s %s 1 1 %d\n%s", testRunID, job.Digest([]byte(script)), len(script), script)
+				fmt.Fprintf(b.conn, "JOB 1 %s %s 1 1 %d\n%s", testRunID, job.Digest([]byte(script)), len(script), script)
 			},
 			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonBadJob}, wantExit: 1,
 		},
@@ -478,7 +512,6 @@ func TestRunRefusals(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			want: job.Record{Kind: job.KindFailed, Reason: job.ReasonBadJob}, wantExit: 1,
 		},
 		{
 			name: "cancel",
@@ -487,14 +520,13 @@ func TestRunRefusals(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			wantExit: 0,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			file := filepath.Join(t.TempDir(), "ran")
-			b := startHelper(t, launch{runID: tt.runID})
+			b := startHelper(t, launch{})
 			tt.send(t, b, file)
 			rec, err := b.record(recordTimeout)
 			switch {
@@ -506,9 +538,18 @@ func TestRunRefusals(t *testing.T) {
 				if diff := gocmp.Diff(tt.want, rec); diff != "" {
 					t.Errorf("first record (-want +got):\n%s", diff)
 				}
-				if rec, err := b.record(recordTimeout); err != io.EOF {
-					t.Errorf("after %s: %+v, %v; want EOF", tt.want.Kind, rec, err)
+				if !tt.stays {
+					if rec, err := b.record(recordTimeout); err != io.EOF {
+						t.Errorf("after %s: %+v, %v; want EOF", tt.want.Kind, rec, err)
+					}
 				}
+			}
+			if tt.stays {
+				b.send(newJob("echo still here"))
+				if o := b.collect(); string(o.stdout) != "still here\n" {
+					t.Errorf("the next job printed %q", o.stdout)
+				}
+				b.conn.Close()
 			}
 			if code := b.exitCode(recordTimeout); code != tt.wantExit {
 				t.Errorf("helper exit status = %d; want %d", code, tt.wantExit)
@@ -526,6 +567,7 @@ func TestStop(t *testing.T) {
 		script string
 		stop   func(t *testing.T, b *fakeBroker)
 		final  bool // whether the broker can still read the final record, stopped
+		stays  bool // whether the helper serves on after the stop
 	}{
 		{
 			name: "STOP", script: "sleep 30; echo never",
@@ -534,7 +576,7 @@ func TestStop(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			final: true,
+			final: true, stays: true,
 		},
 		{
 			// Only the SIGKILL after the grace stops this group.
@@ -544,7 +586,7 @@ func TestStop(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			final: true,
+			final: true, stays: true,
 		},
 		{
 			name: "helper gets SIGTERM", script: "sleep 30; echo never",
@@ -580,6 +622,13 @@ func TestStop(t *testing.T) {
 				compareOutput(t, "stdout after ready", o.stdout, "")
 			}
 			waitGroupGone(t, o.started.PGID, stopped.Add(stopWithin))
+			if tt.stays {
+				b.send(newJob("echo next"))
+				if o := b.collect(); string(o.stdout) != "next\n" {
+					t.Errorf("the job after the stop printed %q", o.stdout)
+				}
+				b.conn.Close()
+			}
 			if code := b.exitCode(stopWithin); tt.final && code != 0 {
 				t.Errorf("helper exit status = %d; want 0", code)
 			}
@@ -596,11 +645,9 @@ func TestUsage(t *testing.T) {
 		why  string
 	}{
 		{nil, 2, "no arguments"},
-		{[]string{"job"}, 2, "no run id"},
-		{[]string{"run", testRunID}, 2, "unknown verb"},
-		{[]string{"job", strings.ToUpper(testRunID)}, 2, "run ids are lowercase"},
-		{[]string{"job", testRunID, "extra"}, 2, "extra argument"},
-		{[]string{"job", testRunID}, 1, "no fd 3"},
+		{[]string{"job", testRunID}, 2, "the one-job form is gone"},
+		{[]string{"serve", "extra"}, 2, "extra argument"},
+		{[]string{"serve"}, 1, "no fd 3"},
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(bin, tt.args...)

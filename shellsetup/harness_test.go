@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -216,15 +217,16 @@ type broker struct {
 	ln     *net.UnixListener
 }
 
-// fakeHelper reports on fd 3 its arguments, its pid, where its fds 0-2
-// lead and how many sockets it holds (read from /proc in command
+// fakeHelper reports on fd 3 its argument, its pid, where its fds 0-2
+// lead, how many sockets and liveness FIFOs it holds (read from /proc in command
 // substitutions, which leave its own descriptors as they are), then holds
 // the connection until the broker closes it.
 const fakeHelper = `#!/bin/sh
 fd=/proc/$$/fd
 in=$(readlink $fd/0) out=$(readlink $fd/1) err=$(readlink $fd/2)
 socks=$(for f in $fd/*; do readlink "$f"; done | grep -c '^socket:')
-printf 'helper %s %s %s %s %s %s %s\n' "$1" "$2" "$$" "$in" "$out" "$err" "$socks" >&3
+fifos=$(for f in $fd/*; do readlink "$f"; done | grep -c '/live-')
+printf 'helper %s %s %s %s %s %s %s\n' "$1" "$$" "$in" "$out" "$err" "$socks" "$fifos" >&3
 cat <&3 >/dev/null
 `
 
@@ -420,14 +422,47 @@ func (b *broker) helperConn(eid, runID string, shellPID int) (*conn, int) {
 		b.t.Errorf("SPAWN connection's SO_PEERCRED pid %d; want the shell's %d", got, shellPID)
 	}
 	f := strings.Fields(sc.line())
-	if len(f) != 8 || f[0] != "helper" || f[1] != "job" || f[2] != runID {
-		b.t.Fatalf("helper wrote %q; want helper job %s and its state", f, runID)
+	if len(f) != 8 || f[0] != "helper" || f[1] != "serve" {
+		b.t.Fatalf("helper wrote %q; want helper serve and its state", f)
 	}
-	if got := strings.Join(f[4:], " "); got != "/dev/null /dev/null /dev/null 1" {
-		b.t.Errorf("helper's fds 0-2 and socket count: %s; want /dev/null thrice and one socket (fd 3): the enrollment fd or the shell's copy leaked", got)
+	if got := strings.Join(f[3:], " "); got != "/dev/null /dev/null /dev/null 1 0" {
+		b.t.Errorf("helper's fds 0-2, socket and FIFO counts: %s; want /dev/null thrice, one socket (fd 3) and no liveness FIFO: the prompt fd, the shell's copy or the FIFO leaked", got)
 	}
-	pid, _ := strconv.Atoi(f[3])
+	pid, _ := strconv.Atoi(f[2])
 	return sc, pid
+}
+
+// reattach accepts the connection the shell opens for its next prompt (precmd) and checks that
+// it says ATTACH.
+func (b *broker) reattach(eid string) *conn {
+	b.t.Helper()
+	c := b.accept()
+	c.expect("ATTACH " + eid)
+	return c
+}
+
+// expectGo reads a GO answer for id and returns the directory and environment it carries.
+func (c *conn) expectGo(id string) (dir string, env map[string]string) {
+	c.t.Helper()
+	f := strings.Fields(c.line())
+	if len(f) != 3 || f[0] != "GO" || f[1] != id {
+		c.t.Fatalf("the shell said %q; want GO %s <n>", f, id)
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(c.r, payload); err != nil {
+		c.t.Fatalf("GO payload of %d bytes: %v", n, err)
+	}
+	parts := strings.Split(string(payload), "\x00")
+	env = map[string]string{}
+	for _, kv := range parts[1:] {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return parts[0], env
 }
 
 // pipeTerminal records every byte the pane's programs write to the terminal
@@ -486,4 +521,32 @@ func hasSocketFD(t *testing.T, pid int) bool {
 		}
 	}
 	return false
+}
+
+// childPID returns the one child of pid.
+func childPID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	f := strings.Fields(string(b))
+	if err != nil || len(f) != 1 {
+		t.Fatalf("children of %d: %q, %v; want one", pid, b, err)
+	}
+	n, _ := strconv.Atoi(f[0])
+	return n
+}
+
+// fdTargets lists where the open descriptors of pid lead.
+func fdTargets(t *testing.T, pid int) []string {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		target, _ := os.Readlink(dir + "/" + e.Name())
+		out = append(out, e.Name()+" -> "+target)
+	}
+	return out
 }

@@ -127,7 +127,7 @@ func TestRenderSubstitutes(t *testing.T) {
 	s := string(out)
 	for _, want := range []string{
 		"zsocket -d $_libtmux_mcp_c '/tmp/s it'\\''s/b.sock' ||",
-		"( '/opt/@HELPER@/h' job $id 3<&$nfd",
+		"( '/opt/@HELPER@/h' serve 3<&$nfd",
 		"HELLO 1 " + p.Token + " $$ $TMUX_PANE $TMUX",
 		"'tmux_run enrolled in pane %12; run libtmux_mcp_unenroll to stop'",
 		"'tmux_run unenrolled in pane %12'",

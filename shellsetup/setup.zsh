@@ -7,28 +7,45 @@
 # those options back. Everything below uses `builtin` and `emulate -L zsh`, so functions named
 # print, zle, read ... and options such as ksh_arrays or err_return do not reach it.
 #
-# Protocol, one line each way, fields separated by one space, every line ending in \n:
-#   enrollment connection  shell: HELLO 1 <token> <$$> <$TMUX_PANE> <$TMUX>   broker: OK <id> | NO <reason>
-#   then                   broker: RUN <run_id>
-#                          shell:  BUSY <run_id> (READY at the next prompt) | STARTED <run_id>
-#                                  | FAIL <run_id> connect | FAIL <run_id> spawn | ERR bad-request
-#                          shell:  BYE (libtmux_mcp_unenroll)
-#   spawn connection       shell: SPAWN <id> <run_id>, then the helper owns it as its fd 3
+# Protocol (package broker keeps the table of its words), fields separated by one space, every
+# line ending in \n:
+#   enrollment  shell: HELLO 1 <token> <$$> <$TMUX_PANE> <$TMUX>   broker: OK <id> | NO <reason>
+#   each prompt shell: ATTACH <id> on a new connection (precmd). preexec closes it, so the
+#               person's commands never inherit it and the broker knows the prompt is gone.
+#   on it       broker: RUN <run_id> | HELPER <run_id> (start a resident helper first)
+#               shell:  GO <run_id> <n>\n + n bytes: $PWD NUL NAME=value NUL ... (exported)
+#                       | BUSY <run_id> | FAIL <run_id> connect | FAIL <run_id> spawn | ERR bad-request
+#   helper      shell: SPAWN <id> <run_id> (for HELPER), then the resident helper owns it as fd 3
+#   unenroll    shell: BYE <id> on a new connection
+#   liveness    the shell holds <socket dir>/live-<id> open for writing, close-on-exec: `exec zsh`
+#               or an exit closes it, and the broker forgets the enrollment.
 
-# One line on the enrollment connection. A broker that went away is noticed by the handler (hup).
+# One line on the prompt connection. A broker that went away is noticed by the handler (hup).
 _libtmux_mcp_send() {
   builtin syswrite -o $_libtmux_mcp_fd "$1"$'\n' 2>/dev/null
 }
 
-# Forget the enrollment without a word: handler, precmd hook, connection, state.
-_libtmux_mcp_stop() {
+# Close the prompt connection and its handler; the enrollment stays.
+_libtmux_mcp_detach() {
   builtin emulate -L zsh
   if [[ -n ${_libtmux_mcp_fd-} ]]; then
     # never `exec {fd}<&- 2>/dev/null`: that would send the shell's stderr to /dev/null for good
     { builtin zle -F $_libtmux_mcp_fd; exec {_libtmux_mcp_fd}<&- } 2>/dev/null
   fi
+  builtin unset _libtmux_mcp_fd _libtmux_mcp_buf
+  return 0
+}
+
+# Forget the enrollment without a word: connection, liveness file, hooks, state.
+_libtmux_mcp_stop() {
+  builtin emulate -L zsh
+  _libtmux_mcp_detach
+  if [[ -n ${_libtmux_mcp_live-} ]]; then
+    { exec {_libtmux_mcp_live}>&- } 2>/dev/null
+  fi
   precmd_functions=(${precmd_functions:#_libtmux_mcp_precmd})
-  builtin unset _libtmux_mcp_fd _libtmux_mcp_eid _libtmux_mcp_buf _libtmux_mcp_ready _libtmux_mcp_idle
+  preexec_functions=(${preexec_functions:#_libtmux_mcp_preexec})
+  builtin unset _libtmux_mcp_eid _libtmux_mcp_live _libtmux_mcp_idle
   return 0
 }
 
@@ -42,14 +59,30 @@ _libtmux_mcp_connect() {
   : ${(P)1::=$_libtmux_mcp_c}
 }
 
-# precmd hook: a fresh prompt is coming; tell the broker once if it was told BUSY.
+# precmd hook: a prompt is coming; attach a connection for it. A broker that cannot be reached
+# or refuses (hup) ends the enrollment quietly.
 _libtmux_mcp_precmd() {
   builtin emulate -L zsh
-  if (( ${_libtmux_mcp_ready:-0} )); then
-    _libtmux_mcp_ready=0
-    _libtmux_mcp_send READY
+  [[ -n ${_libtmux_mcp_eid-} && -z ${_libtmux_mcp_fd-} ]] || return 0
+  local fd
+  if ! _libtmux_mcp_connect fd 2>/dev/null; then
+    _libtmux_mcp_stop
+    return 0
   fi
+  if ! builtin syswrite -o $fd "ATTACH $_libtmux_mcp_eid"$'\n' 2>/dev/null; then
+    { exec {fd}<&- } 2>/dev/null
+    _libtmux_mcp_stop
+    return 0
+  fi
+  typeset -gi _libtmux_mcp_fd=$fd
+  typeset -g _libtmux_mcp_buf=
+  builtin zle -F $fd _libtmux_mcp_on_fd
   return 0
+}
+
+# preexec hook: a command line is about to run; it must not inherit the connection.
+_libtmux_mcp_preexec() {
+  _libtmux_mcp_detach
 }
 
 # Widget, called from the handler: is the primary line editor idle, with nothing typed?
@@ -68,7 +101,7 @@ _libtmux_mcp_probe() {
 
 # zle -F handler: $1 is the fd; $2 is set (hup, err, nval) when the connection broke.
 # One read(2) of what is there (sysread, never `read -t`, which can freeze the editor on a
-# partial line), split into lines. EOF, hup or a runaway line: stop quietly.
+# partial line), split into lines. EOF, hup or a runaway line: the broker let go of this shell.
 _libtmux_mcp_on_fd() {
   builtin emulate -L zsh -o extended_glob
   local chunk line
@@ -90,48 +123,61 @@ _libtmux_mcp_on_fd() {
 
 # One request from the broker (the handler -> here -> the probe widget: funcstack is 3 deep).
 _libtmux_mcp_request() {
-  builtin emulate -L zsh -o extended_glob -o no_bg_nice
-  local id nfd
-  if [[ $1 != RUN\ [0-9a-f](#c32) ]]; then
+  builtin emulate -L zsh -o extended_glob -o no_bg_nice -o no_multibyte
+  local id nfd name payload
+  local -a env
+  if [[ $1 == RUN\ [0-9a-f](#c32) ]]; then
+    id=${1#RUN }
+  elif [[ $1 == HELPER\ [0-9a-f](#c32) ]]; then
+    id=${1#HELPER }
+  else
     _libtmux_mcp_send 'ERR bad-request'
     return 0
   fi
-  id=${1#RUN }
   _libtmux_mcp_idle=0                                     # busy unless the probe says otherwise
   builtin zle _libtmux_mcp_probe -f nolast 2>/dev/null   # nolast: $LASTWIDGET stays the person's
   if (( ! _libtmux_mcp_idle )); then
-    _libtmux_mcp_ready=1
     _libtmux_mcp_send "BUSY $id"
     return 0
   fi
-  if ! _libtmux_mcp_connect nfd 2>/dev/null; then
-    _libtmux_mcp_send "FAIL $id connect"
-    return 0
+  if [[ $1 == HELPER\ * ]]; then
+    if ! _libtmux_mcp_connect nfd 2>/dev/null; then
+      _libtmux_mcp_send "FAIL $id connect"
+      return 0
+    fi
+    # The broker reads SO_PEERCRED of this connection: this shell, not a child.
+    if ! builtin syswrite -o $nfd "SPAWN $_libtmux_mcp_eid $id"$'\n' 2>/dev/null; then
+      { exec {nfd}<&- } 2>/dev/null
+      _libtmux_mcp_send "FAIL $id connect"
+      return 0
+    fi
+    # Double fork: $!, $? and the job table stay as they were; the helper's parent becomes init.
+    # It inherits this shell's resource limits and niceness; fd 3 = its own connection, 0-2 on
+    # /dev/null, and neither the prompt connection nor this shell's copy of the spawn fd (the
+    # liveness fd is close-on-exec). The braces send even this shell's own complaint (fork
+    # failed) to /dev/null.
+    if { ( @HELPER@ serve 3<&$nfd </dev/null >/dev/null 2>&1 {nfd}<&- {_libtmux_mcp_fd}<&- &! ) } 2>/dev/null; then
+      { exec {nfd}<&- } 2>/dev/null
+    else
+      { exec {nfd}<&- } 2>/dev/null
+      _libtmux_mcp_send "FAIL $id spawn"
+      return 0
+    fi
   fi
-  # The broker reads SO_PEERCRED of this connection: this shell, not a child.
-  if ! builtin syswrite -o $nfd "SPAWN $_libtmux_mcp_eid $id"$'\n' 2>/dev/null; then
-    { exec {nfd}<&- } 2>/dev/null
-    _libtmux_mcp_send "FAIL $id connect"
-    return 0
-  fi
-  # Double fork: $!, $? and the job table stay as they were; the helper's parent becomes init.
-  # It gets the shell's cwd and exported environment, fd 3 = its own connection, 0-2 on
-  # /dev/null, and neither the enrollment fd nor this shell's copy of the spawn fd. The braces
-  # send even this shell's own complaint (fork failed) to /dev/null.
-  if { ( @HELPER@ job $id 3<&$nfd </dev/null >/dev/null 2>&1 {nfd}<&- {_libtmux_mcp_fd}<&- &! ) } 2>/dev/null; then
-    { exec {nfd}<&- } 2>/dev/null
-    _libtmux_mcp_send "STARTED $id"
-  else
-    { exec {nfd}<&- } 2>/dev/null
-    _libtmux_mcp_send "FAIL $id spawn"
-  fi
+  # The shell's state at this moment: its directory and its exported environment, NUL-separated
+  # (values may hold newlines). no_multibyte: ${#payload} counts bytes.
+  for name in ${(k)parameters[(R)*export*]}; do
+    env+=("$name=${(P)name}")
+  done
+  payload=$PWD$'\0'${(pj:\0:)env}
+  builtin syswrite -o $_libtmux_mcp_fd "GO $id ${#payload}"$'\n'"$payload" 2>/dev/null
   return 0
 }
 
 _libtmux_mcp_rc=0
 () {
   builtin emulate -L zsh -o extended_glob
-  local fd reply chunk
+  local fd reply chunk sock
   local -i st=0
   local -F deadline left
   if [[ ! -o interactive || ! -o zle ]]; then
@@ -142,7 +188,7 @@ _libtmux_mcp_rc=0
     builtin print -ru2 -- 'tmux_run enrollment: not inside tmux; source this file in tmux pane @PANE@'
     return 1
   fi
-  if [[ -n ${_libtmux_mcp_fd-} ]]; then
+  if [[ -n ${_libtmux_mcp_eid-} ]]; then
     builtin print -ru2 -- 'tmux_run enrollment: this shell is already enrolled; run libtmux_mcp_unenroll first'
     return 1
   fi
@@ -175,19 +221,27 @@ _libtmux_mcp_rc=0
     reply+=$chunk
   done
   if [[ $reply == OK\ [A-Za-z0-9_-](#c1,64)$'\n' ]]; then
-    typeset -gi _libtmux_mcp_fd=$fd _libtmux_mcp_ready=0 _libtmux_mcp_idle=0
-    typeset -g _libtmux_mcp_eid=${${reply#OK }%$'\n'} _libtmux_mcp_buf=
-    typeset -ga precmd_functions
+    typeset -gi _libtmux_mcp_fd=$fd _libtmux_mcp_idle=0
+    typeset -g _libtmux_mcp_eid=${${reply#OK }%$'\n'} _libtmux_mcp_buf= _libtmux_mcp_live=
+    sock=@SOCKET@
+    # Held open, close-on-exec, for as long as this shell (not an exec'd successor) lives.
+    builtin sysopen -w -o cloexec,nonblock -u _libtmux_mcp_live ${sock:h}/live-$_libtmux_mcp_eid 2>/dev/null
+    typeset -ga precmd_functions preexec_functions
     precmd_functions+=(_libtmux_mcp_precmd)
+    preexec_functions+=(_libtmux_mcp_preexec)
     builtin zle -N _libtmux_mcp_probe
     builtin zle -F $fd _libtmux_mcp_on_fd
     libtmux_mcp_unenroll() {
       builtin emulate -L zsh
-      if [[ -z ${_libtmux_mcp_fd-} ]]; then
+      local fd
+      if [[ -z ${_libtmux_mcp_eid-} ]]; then
         builtin print -ru2 -- 'tmux_run is not enrolled in this shell'
         return 1
       fi
-      _libtmux_mcp_send BYE
+      if _libtmux_mcp_connect fd 2>/dev/null; then
+        builtin syswrite -o $fd "BYE $_libtmux_mcp_eid"$'\n' 2>/dev/null
+        { exec {fd}<&- } 2>/dev/null
+      fi
       _libtmux_mcp_stop
       builtin print -r -- 'tmux_run unenrolled in pane @PANE@'
     }

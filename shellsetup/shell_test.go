@@ -49,12 +49,19 @@ func TestEnrollSendsHello(t *testing.T) {
 	if got := l[len(l)-2]; got != "tmux_run enrolled in pane "+s.pane+"; run libtmux_mcp_unenroll to stop" || !strings.HasPrefix(l[len(l)-3], "% source ") {
 		t.Errorf("the pane shows more than the enrolled line:\n%s", strings.Join(l, "\n"))
 	}
-	if out := s.typeLine(`echo "rc=$? fd=$_libtmux_mcp_fd"`); len(out) != 1 || !strings.HasPrefix(out[0], "rc=0 fd=") || out[0] == "rc=0 fd=" {
-		t.Errorf("after enrolling: %q; want rc=0 and the enrollment fd", out)
-	} else if fd, _ := strconv.Atoi(strings.TrimPrefix(out[0], "rc=0 fd=")); fd < 10 {
-		t.Errorf("the enrollment fd is %d; want >= 10", fd)
-	}
 	c.quiet(quietFor / 5)
+	// A command closes the prompt connection first (so it cannot inherit it); the liveness fd
+	// stays, close-on-exec; the next prompt attaches a new connection on an fd >= 10.
+	out := s.typeLine(`echo "rc=$? fd=${_libtmux_mcp_fd-none} live=$_libtmux_mcp_live"; ls -l /proc/$$/fd/$_libtmux_mcp_live | grep -c live-`)
+	c.eof()
+	if len(out) != 2 || !strings.HasPrefix(out[0], "rc=0 fd=none live=") || out[1] != "0" {
+		t.Errorf("during a command: %q; want rc=0, no prompt fd, a liveness fd, and no FIFO (this fake broker makes none)", out)
+	}
+	c2 := b.reattach(eid)
+	if !hasSocketFD(t, s.pid) {
+		t.Errorf("the shell holds no socket after the prompt came back: %q", fdTargets(t, s.pid))
+	}
+	c2.quiet(quietFor / 5)
 }
 
 // 2. RUN at an idle prompt: STARTED, then SPAWN on a second connection that
@@ -68,6 +75,8 @@ func TestRunWhenIdle(t *testing.T) {
 
 	// $! from a finished background job, then $? = 1.
 	out := s.typeLine("sleep 0 &")
+	c.eof()
+	c = b.reattach(eid)
 	if len(out) == 0 || !strings.HasPrefix(out[0], "[1] ") {
 		t.Fatalf("sleep 0 & printed %q", out)
 	}
@@ -81,6 +90,8 @@ func TestRunWhenIdle(t *testing.T) {
 		return false
 	})
 	s.typeLine("false")
+	c.eof()
+	c = b.reattach(eid)
 	hist, err := os.ReadFile(s.hist)
 	if err != nil || !strings.Contains(string(hist), "false\n") {
 		t.Fatalf("history file %q (%v); want the commands so far", hist, err)
@@ -89,9 +100,18 @@ func TestRunWhenIdle(t *testing.T) {
 
 	stop := s.pipeTerminal()
 	id := runID(1)
-	c.send("RUN " + id)
-	c.expect("STARTED " + id)
+	c.send("HELPER " + id)
 	sc, hpid := b.helperConn(eid, id, s.pid)
+	dir, env := c.expectGo(id)
+	if want := s.paneFormat("#{pane_current_path}"); dir != want {
+		t.Errorf("GO directory %q; want %q", dir, want)
+	}
+	if env["HISTFILE"] != "" || env["PATH"] != os.Getenv("PATH") || env["LANG"] != "C.UTF-8" {
+		t.Errorf("GO environment: HISTFILE %q (not exported), PATH %q, LANG %q; want only exported variables", env["HISTFILE"], env["PATH"], env["LANG"])
+	}
+	// A plain RUN needs no helper: just GO.
+	c.send("RUN " + runID(2))
+	c.expectGo(runID(2))
 	if written := stop(); written != "" {
 		t.Errorf("the run wrote %q to the terminal; want nothing", written)
 	}
@@ -114,7 +134,8 @@ func TestRunWhenIdle(t *testing.T) {
 	if want := []string{"st=1 bang=" + bang, "end-of-check"}; strings.Join(out, "\n") != strings.Join(want, "\n") {
 		t.Errorf("after the run the shell printed %q; want %q ($?, $! kept, no jobs)", out, want)
 	}
-	c.quiet(quietFor / 5)
+	c.eof()
+	b.reattach(eid)
 }
 
 // 3. Typed but unsubmitted text: BUSY, and the text stays. Cleared and
@@ -136,20 +157,19 @@ func TestBusyWhileTyping(t *testing.T) {
 	s.waitFor("an empty line", func(l []string) bool { return l[len(l)-1] == "%" })
 	c.quiet(quietFor / 5) // clearing the line is not a fresh prompt
 	before := promptLines(s.lines())
-	s.keys("Enter")
+	s.keys("Enter") // an empty line runs nothing: the connection stays
 	s.waitPrompt(before)
-	c.expect("READY")
-	s.typeLine("true")
-	c.quiet(quietFor / 5) // once per BUSY
+	c.quiet(quietFor / 5)
 
 	// And a run now starts.
 	id = runID(4)
-	c.send("RUN " + id)
-	c.expect("STARTED " + id)
+	c.send("HELPER " + id)
 	b.helperConn(eid, id, s.pid)
+	c.expectGo(id)
 }
 
-// 4. A PS2 continuation line is busy; READY once the command completes.
+// 4. A PS2 continuation line is busy; once the command runs, the connection closes, and the next
+// prompt attaches a new one.
 func TestBusyAtContinuation(t *testing.T) {
 	t.Parallel()
 	s := newShell(t, "")
@@ -166,14 +186,15 @@ func TestBusyAtContinuation(t *testing.T) {
 	s.must("send-keys", "-t", s.pane, "-l", `"`)
 	s.keys("Enter")
 	s.waitPrompt(before)
-	c.expect("READY")
+	c.eof()
+	b.reattach(eid)
 }
 
-// 5. During a foreground command the handler cannot run: no answer at all.
-// The request waits in the socket and is served at the next prompt, so the
-// broker, which gave up at its deadline, gets a late STARTED and SPAWN and
-// answers that SPAWN with CANCEL.
-func TestNoAnswerDuringForegroundCommand(t *testing.T) {
+// 5. A foreground command never holds the connection: preexec closes it before the command
+// starts (so the broker knows at once that the shell is not at its prompt, and the command
+// inherits neither the connection nor the liveness fd), and precmd attaches a new one once the
+// prompt is back.
+func TestNoConnectionDuringForegroundCommand(t *testing.T) {
 	t.Parallel()
 	s := newShell(t, "")
 	b := newBroker(t)
@@ -181,16 +202,15 @@ func TestNoAnswerDuringForegroundCommand(t *testing.T) {
 	before := promptLines(s.lines())
 	s.must("send-keys", "-t", s.pane, "-l", "sleep 5")
 	s.keys("Enter")
+	c.eof()
 	s.waitFor("sleep in the foreground", func([]string) bool { return s.paneFormat("#{pane_current_command}") == "sleep" })
-	id := runID(6)
-	c.send("RUN " + id)
-	c.quiet(quietFor)
+	sleep := childPID(t, s.pid)
+	if fds := fdTargets(t, sleep); len(fds) != 3 {
+		t.Errorf("the sleep started at the enrolled prompt holds %q; want only fds 0-2", fds)
+	}
 	b.noConnection()
 	s.waitPrompt(before)
-	c.expect("STARTED " + id)
-	sc, _ := b.helperConn(eid, id, s.pid)
-	sc.send("CANCEL")
-	sc.c.Close()
+	b.reattach(eid)
 }
 
 // 6. NO: the refusal is printed, sourcing returns 1, and the same file can
@@ -297,11 +317,14 @@ func TestUnenroll(t *testing.T) {
 	if want := "tmux_run unenrolled in pane " + s.pane; len(out) != 1 || out[0] != want {
 		t.Errorf("unenroll printed %q; want %q", out, want)
 	}
-	c.expect("BYE")
 	c.eof()
-	if out := s.typeLine(`echo "${_libtmux_mcp_fd-none} ${precmd_functions[(I)_libtmux_mcp_precmd]}"`); len(out) != 1 || out[0] != "none 0" {
-		t.Errorf("state after unenroll: %q; want no fd and no precmd hook", out)
+	bye := b.accept()
+	bye.expect("BYE " + eid)
+	bye.eof()
+	if out := s.typeLine(`echo "${_libtmux_mcp_fd-none} ${_libtmux_mcp_live-none} ${precmd_functions[(I)_libtmux_mcp_precmd]} ${preexec_functions[(I)_libtmux_mcp_preexec]}"`); len(out) != 1 || out[0] != "none none 0 0" {
+		t.Errorf("state after unenroll: %q; want no fds and no hooks", out)
 	}
+	b.noConnection()
 	if out := s.typeLine("libtmux_mcp_unenroll; echo rc=$?"); strings.Join(out, "|") != "tmux_run is not enrolled in this shell|rc=1" {
 		t.Errorf("second unenroll: %q", out)
 	}
@@ -340,12 +363,13 @@ func TestSourcedTwiceRefuses(t *testing.T) {
 	if strings.Join(out, "|") != "tmux_run enrollment: this shell is already enrolled; run libtmux_mcp_unenroll first|rc=1" {
 		t.Errorf("second source printed %q", out)
 	}
-	b.noConnection()
+	c.eof()
+	c = b.reattach(eid) // the only connection: the refused source made none
 	// The first enrollment still works.
 	id := runID(7)
-	c.send("RUN " + id)
-	c.expect("STARTED " + id)
+	c.send("HELPER " + id)
 	b.helperConn(eid, id, s.pid)
+	c.expectGo(id)
 }
 
 // Malformed requests get ERR bad-request and change nothing; with the
@@ -364,6 +388,9 @@ func TestBadRequestsAndUnreachableBroker(t *testing.T) {
 		"RUN  " + strings.Repeat("a", 32), // two spaces
 		"RUN " + strings.Repeat("a", 32) + " x",
 		"HELLO",
+		"HELPER",
+		"HELPER " + strings.Repeat("a", 32) + " x",
+		"GO " + strings.Repeat("a", 32),
 		"run " + strings.Repeat("a", 32),
 		"",
 	} {
@@ -371,9 +398,9 @@ func TestBadRequestsAndUnreachableBroker(t *testing.T) {
 		c.expect("ERR bad-request")
 	}
 	// Two requests in one write are both served, in order.
-	c.send("RUN " + runID(8) + "\nRUN")
-	c.expect("STARTED " + runID(8))
+	c.send("HELPER " + runID(8) + "\nRUN")
 	b.helperConn(eid, runID(8), s.pid)
+	c.expectGo(runID(8))
 	c.expect("ERR bad-request")
 	if written := stop(); written != "" {
 		t.Errorf("wrote %q to the terminal; want nothing", written)
@@ -381,7 +408,7 @@ func TestBadRequestsAndUnreachableBroker(t *testing.T) {
 
 	os.Remove(b.sock)
 	id := runID(9)
-	c.send("RUN " + id)
+	c.send("HELPER " + id)
 	c.expect("FAIL " + id + " connect")
 	c.quiet(quietFor / 5)
 }
@@ -415,48 +442,59 @@ func TestHostileShellSettings(t *testing.T) {
 	if !contains(out, "on on on on on") {
 		t.Errorf("options after sourcing: %q; want all on", out)
 	}
+	c.eof()
+	c = b.reattach(eid)
 	before = promptLines(s.lines())
 	s.must("send-keys", "-t", s.pane, "-l", `\unsetopt xtrace verbose`)
 	s.keys("Enter")
 	s.waitPrompt(before)
+	c.eof()
+	c = b.reattach(eid)
 	stop := s.pipeTerminal()
 	id := runID(2)
-	c.send("RUN " + id)
-	c.expect("STARTED " + id)
+	c.send("HELPER " + id)
 	b.helperConn(eid, id, s.pid)
+	c.expectGo(id)
 	if written := stop(); written != "" {
 		t.Errorf("the run wrote %q to the terminal", written)
 	}
 }
 
 // More editor states that are not an idle, empty prompt: each answers BUSY
-// and leaves the state alone; READY follows the next fresh prompt.
+// and leaves the state alone. (vared runs as a command: the connection is
+// closed while it edits, and the next prompt attaches a new one.)
 func TestBusyEditorStates(t *testing.T) {
 	t.Parallel()
 	s := newShell(t, "bindkey -e\n")
 	b := newBroker(t)
 	c, _ := s.enroll(b, eid)
 	for i, tc := range []struct {
-		why    string
-		enter  func()            // puts the editor in the state
-		shows  func(string) bool // the last line while in it
-		finish []string          // keys that end with a fresh prompt
+		why     string
+		enter   func()            // puts the editor in the state
+		shows   func(string) bool // the last line while in it
+		finish  []string          // keys that end with a fresh prompt
+		command bool              // the state is a command's: no connection while in it
 	}{
-		{"incremental search", func() { s.keys("C-r") }, func(l string) bool { return strings.Contains(l, "i-search") }, []string{"C-g", "Enter"}},
+		{"incremental search", func() { s.keys("C-r") }, func(l string) bool { return strings.Contains(l, "i-search") }, []string{"C-g", "Enter"}, false},
 		{"vared", func() { s.must("send-keys", "-t", s.pane, "-l", "x=; vared -p 'edit> ' x"); s.keys("Enter") },
-			func(l string) bool { return l == "edit>" }, []string{"Enter"}},
+			func(l string) bool { return l == "edit>" }, []string{"Enter"}, true},
 		// zsh shows nothing for a pending numeric argument; keys are read
 		// before watched fds, and typing x afterwards proves it survived.
-		{"a numeric argument", func() { s.keys("M-3") }, nil, []string{"x"}},
+		{"a numeric argument", func() { s.keys("M-3") }, nil, []string{"x"}, false},
 	} {
 		before := promptLines(s.lines())
 		tc.enter()
 		if tc.shows != nil {
 			s.waitFor(tc.why, func(l []string) bool { return tc.shows(l[len(l)-1]) })
 		}
-		id := runID(i)
-		c.send("RUN " + id)
-		c.expect("BUSY " + id)
+		if tc.command {
+			c.eof()
+			b.noConnection()
+		} else {
+			id := runID(i)
+			c.send("RUN " + id)
+			c.expect("BUSY " + id)
+		}
 		if l := s.lines(); tc.shows != nil && !tc.shows(l[len(l)-1]) {
 			t.Errorf("%s: the state ended: %q", tc.why, l[len(l)-1])
 		}
@@ -466,7 +504,9 @@ func TestBusyEditorStates(t *testing.T) {
 			s.keys("C-u", "Enter")
 		}
 		s.waitPrompt(before)
-		c.expect("READY")
+		if tc.command {
+			c = b.reattach(eid)
+		}
 	}
 	c.quiet(quietFor / 5)
 }

@@ -274,3 +274,70 @@ func WaitExit(ctx context.Context, pidfd int) error {
 }
 
 func closeFD(fd int) { unix.Close(fd) }
+
+// ReadStat reads /proc/PID/stat. A missing process gives an error that matches fs.ErrNotExist.
+func ReadStat(pid int) (Stat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, fmt.Errorf("read the state of process %d: %w", pid, err)
+	}
+	s, err := parseStat(string(b))
+	if err != nil {
+		return Stat{}, fmt.Errorf("process %d: %w", pid, err)
+	}
+	return s, nil
+}
+
+// ReadAttrs reads the umask, niceness and resource limits of process pid (same user).
+func ReadAttrs(pid int) (Attrs, error) {
+	var a Attrs
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return a, fmt.Errorf("read the status of process %d: %w", pid, err)
+	}
+	if a.Umask, err = parseUmask(string(b)); err != nil {
+		return a, fmt.Errorf("process %d: %w", pid, err)
+	}
+	if a.Nice, err = unix.Getpriority(unix.PRIO_PROCESS, pid); err != nil {
+		return a, fmt.Errorf("the niceness of process %d: %w", pid, err)
+	}
+	for res := range a.Limits {
+		var l unix.Rlimit
+		if err := unix.Prlimit(pid, res, nil, &l); err != nil {
+			return a, fmt.Errorf("resource limit %d of process %d: %w", res, pid, err)
+		}
+		a.Limits[res] = [2]uint64{l.Cur, l.Max}
+	}
+	return a, nil
+}
+
+// Hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
+// writers close after at least one had it open.
+func Hungup(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err == nil && n > 0 && fds[0].Revents&unix.POLLHUP != 0
+	}
+}
+
+// OpenFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
+// so a writer can open it at once. WaitExit on the descriptor returns when every writer has
+// closed it (POLLHUP), and Hungup tells without waiting.
+func OpenFIFO(path string) (int, error) {
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		return -1, fmt.Errorf("make the FIFO %s: %w", path, err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(path)
+		return -1, fmt.Errorf("open the FIFO %s: %w", path, err)
+	}
+	return fd, nil
+}
+
+// CloseFD closes a descriptor OpenFIFO returned.
+func CloseFD(fd int) { unix.Close(fd) }

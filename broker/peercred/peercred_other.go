@@ -24,3 +24,18 @@ func WaitExit(context.Context, int) error { return ErrNotSupported }
 
 // closeFD has nothing to close: no pidfd is ever handed out here.
 func closeFD(int) {}
+
+// ReadStat answers ErrNotSupported off Linux.
+func ReadStat(int) (Stat, error) { return Stat{}, ErrNotSupported }
+
+// ReadAttrs answers ErrNotSupported off Linux.
+func ReadAttrs(int) (Attrs, error) { return Attrs{}, ErrNotSupported }
+
+// Hungup answers false off Linux.
+func Hungup(int) bool { return false }
+
+// OpenFIFO answers ErrNotSupported off Linux.
+func OpenFIFO(string) (int, error) { return -1, ErrNotSupported }
+
+// CloseFD does nothing off Linux.
+func CloseFD(int) {}

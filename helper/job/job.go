@@ -24,7 +24,11 @@ const (
 	// MaxChunk is the largest payload of one out or err record, in bytes.
 	MaxChunk = 32 * 1024
 	// MaxHeader is the longest header line in either direction, newline included.
-	MaxHeader = 128
+	MaxHeader = 192
+	// MaxDir is the longest working directory a job may name, in bytes (PATH_MAX).
+	MaxDir = 4096
+	// MaxEnv is the largest environment a job may carry, in bytes, NULs included.
+	MaxEnv = 1 << 20
 	// maxSignal is the highest signal number on Linux (SIGRTMAX).
 	maxSignal = 64
 )
@@ -37,15 +41,23 @@ func malformed(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrMalformed)
 }
 
-// Job is what the broker sends the helper to run.
+// Job is what the broker sends the helper to run. A resident helper runs any number of jobs,
+// one at a time, each with the enrolled shell's state at the moment the shell agreed to it.
 type Job struct {
-	// RunID is the run's id: 32 lowercase hex digits. It must equal the helper's argument.
+	// RunID is the run's id: 32 lowercase hex digits.
 	RunID string
 	// Digest is the lowercase hex BLAKE3-256 of Script, as authorized by the broker ([Digest]).
 	Digest string
 	// StdoutLimit and StderrLimit are the most bytes each stream may carry, 0..[MaxOutput].
 	// One byte more is an overflow; 0 means any byte is one.
 	StdoutLimit, StderrLimit int
+	// Umask is the shell's umask, 0..0777.
+	Umask int
+	// Dir is the absolute working directory the script starts in, at most [MaxDir] bytes.
+	Dir string
+	// Env is the shell's exported environment, NAME=value entries without NUL, at most [MaxEnv]
+	// bytes on the wire (each entry and its NUL terminator).
+	Env []string
 	// Script is the POSIX sh script: at most [MaxScript] bytes, no NUL.
 	Script []byte
 }
@@ -68,72 +80,124 @@ func (j Job) validate() error {
 		return malformed("stdout limit %d is outside 0..%d", j.StdoutLimit, MaxOutput)
 	case j.StderrLimit < 0 || j.StderrLimit > MaxOutput:
 		return malformed("stderr limit %d is outside 0..%d", j.StderrLimit, MaxOutput)
+	case j.Umask < 0 || j.Umask > 0o777:
+		return malformed("umask %#o is outside 0..0777", j.Umask)
+	case !strings.HasPrefix(j.Dir, "/") || len(j.Dir) > MaxDir || strings.IndexByte(j.Dir, 0) >= 0:
+		return malformed("directory %q is not an absolute path of at most %d bytes without NUL", j.Dir, MaxDir)
+	case envSize(j.Env) > MaxEnv:
+		return malformed("environment of %d bytes is over the %d-byte limit", envSize(j.Env), MaxEnv)
 	case len(j.Script) > MaxScript:
 		return malformed("script of %d bytes is over the %d-byte limit", len(j.Script), MaxScript)
 	case bytes.IndexByte(j.Script, 0) >= 0:
 		return malformed("script contains a NUL byte")
 	}
+	for _, kv := range j.Env {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" || strings.IndexByte(kv, 0) >= 0 {
+			return malformed("environment entry %q is not NAME=value without NUL", kv)
+		}
+	}
 	return nil
 }
 
-// WriteJob writes j to the helper as one JOB header line followed by the script, in one Write.
-// It refuses a job the helper would refuse as malformed and then writes nothing.
+// envSize is the size of env on the wire: each entry and its NUL terminator.
+func envSize(env []string) int {
+	n := 0
+	for _, kv := range env {
+		n += len(kv) + 1
+	}
+	return n
+}
+
+// WriteJob writes j to the helper as one JOB header line followed by the directory, the
+// environment (each entry ending in NUL) and the script, in one Write. It refuses a job the
+// helper would refuse as malformed and then writes nothing.
 func WriteJob(w io.Writer, j Job) error {
 	if err := j.validate(); err != nil {
 		return fmt.Errorf("write job: %w", err)
 	}
-	buf := fmt.Appendf(nil, "JOB 1 %s %s %d %d %d\n", j.RunID, j.Digest, j.StdoutLimit, j.StderrLimit, len(j.Script))
+	env := envSize(j.Env)
+	buf := fmt.Appendf(make([]byte, 0, MaxHeader+len(j.Dir)+env+len(j.Script)), "JOB 2 %s %s %d %d %d %d %d %d\n",
+		j.RunID, j.Digest, j.StdoutLimit, j.StderrLimit, j.Umask, len(j.Dir), env, len(j.Script))
+	buf = append(buf, j.Dir...)
+	for _, kv := range j.Env {
+		buf = append(append(buf, kv...), 0)
+	}
 	buf = append(buf, j.Script...)
 	_, err := w.Write(buf)
 	return err
 }
 
-// WriteCancel tells a helper that its run is no longer pending: it exits without running anything.
-// The broker sends it instead of a job.
+// WriteCancel tells a helper that no run waits for it: it exits without running anything. The
+// broker sends it instead of a first job.
 func WriteCancel(w io.Writer) error {
 	_, err := io.WriteString(w, "CANCEL\n")
 	return err
 }
 
-// WriteStop tells a running helper to stop its script's process group. Closing the connection
-// has the same effect.
+// WriteStop tells a helper to stop the script it runs, if any. Closing the connection stops it
+// too, and ends the helper.
 func WriteStop(w io.Writer) error {
 	_, err := io.WriteString(w, "STOP\n")
 	return err
 }
 
-// ReadRequest reads what the broker sends first: a job, or CANCEL (then cancelled is true).
-// Errors that are not I/O errors wrap [ErrMalformed]. It does not check the digest against the
-// script.
-func ReadRequest(r *bufio.Reader) (job Job, cancelled bool, err error) {
+// MessageKind says what the broker sent.
+type MessageKind int
+
+// The broker's messages.
+const (
+	MessageJob    MessageKind = iota + 1 // a job to run
+	MessageCancel                        // exit without running anything
+	MessageStop                          // stop the script that runs
+)
+
+// ReadMessage reads one message from the broker: a job, CANCEL or STOP. Errors that are not I/O
+// errors wrap [ErrMalformed]. It does not check the digest against the script.
+func ReadMessage(r *bufio.Reader) (MessageKind, Job, error) {
 	line, err := readLine(r)
 	if err != nil {
-		return Job{}, false, err
+		return 0, Job{}, err
 	}
-	if line == "CANCEL" {
-		return Job{}, true, nil
+	switch line {
+	case "CANCEL":
+		return MessageCancel, Job{}, nil
+	case "STOP":
+		return MessageStop, Job{}, nil
 	}
 	f := strings.Split(line, " ")
-	if len(f) != 7 || f[0] != "JOB" {
-		return Job{}, false, malformed("request %q is neither CANCEL nor JOB with 6 fields", line)
+	if len(f) != 10 || f[0] != "JOB" {
+		return 0, Job{}, malformed("message %q is neither CANCEL, STOP nor JOB with 9 fields", line)
 	}
-	if f[1] != "1" {
-		return Job{}, false, malformed("job version %q is not 1", f[1])
+	if f[1] != "2" {
+		return 0, Job{}, malformed("job version %q is not 2", f[1])
 	}
 	stdoutLimit, ok1 := parseNumber(f[4], 0, MaxOutput)
 	stderrLimit, ok2 := parseNumber(f[5], 0, MaxOutput)
-	size, ok3 := parseNumber(f[6], 0, MaxScript)
-	if !ok1 || !ok2 || !ok3 {
-		return Job{}, false, malformed("job %q: limits must be 0..%d and the script length 0..%d", line, MaxOutput, MaxScript)
+	umask, ok3 := parseNumber(f[6], 0, 0o777)
+	dirLen, ok4 := parseNumber(f[7], 1, MaxDir)
+	envLen, ok5 := parseNumber(f[8], 0, MaxEnv)
+	size, ok6 := parseNumber(f[9], 0, MaxScript)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		return 0, Job{}, malformed("job %q: a limit, the umask or a length is out of range", line)
 	}
-	job = Job{RunID: f[2], Digest: f[3], StdoutLimit: stdoutLimit, StderrLimit: stderrLimit, Script: make([]byte, size)}
-	if _, err := io.ReadFull(r, job.Script); err != nil {
-		return Job{}, false, unexpectedEOF(err)
+	body := make([]byte, dirLen+envLen+size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, Job{}, unexpectedEOF(err)
 	}
-	if err := job.validate(); err != nil {
-		return Job{}, false, err
+	j := Job{RunID: f[2], Digest: f[3], StdoutLimit: stdoutLimit, StderrLimit: stderrLimit, Umask: umask,
+		Dir: string(body[:dirLen]), Script: body[dirLen+envLen:]}
+	if env := body[dirLen : dirLen+envLen]; len(env) > 0 {
+		if env[len(env)-1] != 0 {
+			return 0, Job{}, malformed("the environment does not end in NUL")
+		}
+		for _, kv := range bytes.Split(env[:len(env)-1], []byte{0}) {
+			j.Env = append(j.Env, string(kv))
+		}
 	}
-	return job, false, nil
+	if err := j.validate(); err != nil {
+		return 0, Job{}, err
+	}
+	return MessageJob, j, nil
 }
 
 // Kind names a record from the helper; its value is the record's first word on the wire.
@@ -163,7 +227,6 @@ const (
 const (
 	ReasonDigestMismatch = "digest-mismatch" // BLAKE3 of the script differs from the job's digest; nothing ran
 	ReasonBadJob         = "bad-job"         // the request was malformed or did not come in time; nothing ran
-	ReasonRunIDMismatch  = "run-id-mismatch" // the job's run id differs from the helper's argument; nothing ran
 	ReasonSpawn          = "spawn"           // /bin/sh could not be started; nothing ran
 	ReasonInternal       = "internal"        // the helper lost track of the script; completion unobserved
 )
@@ -323,7 +386,7 @@ func validPID(n int) bool { return n >= 1 && n <= maxPID }
 
 func validReason(s string) bool {
 	switch s {
-	case ReasonDigestMismatch, ReasonBadJob, ReasonRunIDMismatch, ReasonSpawn, ReasonInternal:
+	case ReasonDigestMismatch, ReasonBadJob, ReasonSpawn, ReasonInternal:
 		return true
 	}
 	return false
@@ -380,10 +443,6 @@ func parseNumber(s string, lo, hi int) (int, bool) {
 
 // ValidRunID reports whether s is a run id: 32 lowercase hex digits.
 func ValidRunID(s string) bool { return isHex(s, 32) }
-
-// ReadLine reads one header line, as [ReadRequest] and [ReadRecord] do, and returns it without its
-// newline. The helper uses it to read STOP while a script runs.
-func ReadLine(r *bufio.Reader) (string, error) { return readLine(r) }
 
 // isHex reports whether s is exactly n lowercase hex digits.
 func isHex(s string, n int) bool {

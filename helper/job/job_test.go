@@ -25,11 +25,18 @@ func TestDigest(t *testing.T) {
 	}
 }
 
+func testJob(script string) job.Job {
+	return job.Job{RunID: testRunID, Digest: job.Digest([]byte(script)), StdoutLimit: 1, StderrLimit: 1,
+		Umask: 0o22, Dir: "/tmp", Env: []string{"A=1"}, Script: []byte(script)}
+}
+
 func TestJobRoundTrip(t *testing.T) {
 	tests := []job.Job{
-		{RunID: testRunID, StdoutLimit: job.DefaultOutput, StderrLimit: job.DefaultOutput, Script: []byte("echo hi\n")},
-		{RunID: testRunID, StdoutLimit: 0, StderrLimit: job.MaxOutput, Script: []byte{}},
-		{RunID: testRunID, StdoutLimit: job.MaxOutput, StderrLimit: 0, Script: bytes.Repeat([]byte{'\n', 0xff}, job.MaxScript/2)},
+		{RunID: testRunID, StdoutLimit: job.DefaultOutput, StderrLimit: job.DefaultOutput, Umask: 0o22, Dir: "/", Script: []byte("echo hi\n")},
+		{RunID: testRunID, StdoutLimit: 0, StderrLimit: job.MaxOutput, Umask: 0o777, Dir: "/a dir/with\nnewline",
+			Env: []string{"PATH=/bin", "EMPTY=", "MULTI=a\nb=c"}, Script: []byte{}},
+		{RunID: testRunID, StdoutLimit: job.MaxOutput, StderrLimit: 0, Dir: "/" + strings.Repeat("d", job.MaxDir-1),
+			Env: []string{"BIG=" + strings.Repeat("v", job.MaxEnv-5)}, Script: bytes.Repeat([]byte{'\n', 0xff}, job.MaxScript/2)},
 	}
 	for _, jb := range tests {
 		jb.Digest = job.Digest(jb.Script)
@@ -39,69 +46,89 @@ func TestJobRoundTrip(t *testing.T) {
 		}
 		buf.WriteString("STOP\n")
 		r := bufio.NewReader(&buf)
-		got, cancelled, err := job.ReadRequest(r)
-		if err != nil || cancelled {
-			t.Fatalf("ReadRequest = _, %v, %v; want a job", cancelled, err)
+		kind, got, err := job.ReadMessage(r)
+		if err != nil || kind != job.MessageJob {
+			t.Fatalf("ReadMessage = %v, _, %v; want a job", kind, err)
 		}
 		if diff := cmp.Diff(jb, got); diff != "" {
 			t.Errorf("job round trip (-sent +read):\n%s", diff)
 		}
-		if rest, _ := io.ReadAll(r); string(rest) != "STOP\n" {
-			t.Errorf("after the job the reader holds %q; want %q", rest, "STOP\n")
+		if kind, _, err := job.ReadMessage(r); kind != job.MessageStop || err != nil {
+			t.Errorf("after the job: %v, %v; want STOP", kind, err)
 		}
 	}
 }
 
-func TestCancel(t *testing.T) {
+func TestCancelAndStop(t *testing.T) {
 	var buf bytes.Buffer
 	if err := job.WriteCancel(&buf); err != nil {
 		t.Fatal(err)
 	}
-	jb, cancelled, err := job.ReadRequest(bufio.NewReader(&buf))
-	if err != nil || !cancelled {
-		t.Errorf("ReadRequest(CANCEL) = %+v, %v, %v; want cancelled", jb, cancelled, err)
+	if err := job.WriteStop(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(&buf)
+	for _, want := range []job.MessageKind{job.MessageCancel, job.MessageStop} {
+		if kind, _, err := job.ReadMessage(r); kind != want || err != nil {
+			t.Errorf("ReadMessage = %v, %v; want %v", kind, err, want)
+		}
 	}
 }
 
-func TestReadRequestRejects(t *testing.T) {
+func TestReadMessageRejects(t *testing.T) {
 	digest := job.Digest([]byte("x"))
-	jobLine := func(fields string) string { return "JOB " + fields }
+	// jobLine is a JOB 2 header for a one-byte script in / with no environment, with fields
+	// replaced as given (index 0 is the version).
+	jobLine := func(edit func(f []string) []string) string {
+		f := []string{"2", testRunID, digest, "1", "1", "18", "1", "0", "1"}
+		return "JOB " + strings.Join(edit(f), " ") + "\n"
+	}
+	same := func(f []string) []string { return f }
+	set := func(i int, v string) func([]string) []string {
+		return func(f []string) []string { f[i] = v; return f }
+	}
 	tests := []struct {
 		name, in string
 		want     error
 	}{
+		{"a good job", jobLine(same) + "/x", nil},
 		{"empty input is EOF", "", io.EOF},
-		{"STOP is not a request", "STOP\n", job.ErrMalformed},
 		{"CANCEL takes no argument", "CANCEL now\n", job.ErrMalformed},
-		{"lowercase verb", "job 1 " + testRunID + " " + digest + " 1 1 1\nx", job.ErrMalformed},
-		{"unknown version", jobLine("2 " + testRunID + " " + digest + " 1 1 1\nx"), job.ErrMalformed},
-		{"run id has uppercase", jobLine("1 " + strings.ToUpper(testRunID) + " " + digest + " 1 1 1\nx"), job.ErrMalformed},
-		{"run id too short", jobLine("1 " + testRunID[1:] + " " + digest + " 1 1 1\nx"), job.ErrMalformed},
-		{"digest has uppercase", jobLine("1 " + testRunID + " " + strings.ToUpper(digest) + " 1 1 1\nx"), job.ErrMalformed},
-		{"stdout limit over the ceiling", jobLine("1 " + testRunID + " " + digest + " 262145 1 1\nx"), job.ErrMalformed},
-		{"negative stderr limit", jobLine("1 " + testRunID + " " + digest + " 1 -1 1\nx"), job.ErrMalformed},
-		{"script over the limit", jobLine("1 " + testRunID + " " + digest + " 1 1 65537\n"), job.ErrMalformed},
-		{"leading zero", jobLine("1 " + testRunID + " " + digest + " 01 1 1\nx"), job.ErrMalformed},
-		{"missing field", jobLine("1 " + testRunID + " " + digest + " 1 1\nx"), job.ErrMalformed},
-		{"extra field", jobLine("1 " + testRunID + " " + digest + " 1 1 1 1\nx"), job.ErrMalformed},
-		{"double space", jobLine("1  " + testRunID + " " + digest + " 1 1 1\nx"), job.ErrMalformed},
-		{"NUL in script", jobLine("1 " + testRunID + " " + digest + " 1 1 3\na\x00b"), job.ErrMalformed},
-		{"script cut short", jobLine("1 " + testRunID + " " + digest + " 1 1 3\nab"), io.ErrUnexpectedEOF},
+		{"lowercase verb", strings.ToLower(jobLine(same)) + "/x", job.ErrMalformed},
+		{"version 1", jobLine(set(0, "1")) + "/x", job.ErrMalformed},
+		{"run id has uppercase", jobLine(set(1, strings.ToUpper(testRunID))) + "/x", job.ErrMalformed},
+		{"run id too short", jobLine(set(1, testRunID[1:])) + "/x", job.ErrMalformed},
+		{"digest has uppercase", jobLine(set(2, strings.ToUpper(digest))) + "/x", job.ErrMalformed},
+		{"stdout limit over the ceiling", jobLine(set(3, "262145")) + "/x", job.ErrMalformed},
+		{"negative stderr limit", jobLine(set(4, "-1")) + "/x", job.ErrMalformed},
+		{"umask over 0777", jobLine(set(5, "512")) + "/x", job.ErrMalformed},
+		{"empty directory", jobLine(set(6, "0")) + "x", job.ErrMalformed},
+		{"relative directory", jobLine(same) + "xx", job.ErrMalformed},
+		{"script over the limit", jobLine(set(8, "65537")), job.ErrMalformed},
+		{"leading zero", jobLine(set(3, "01")) + "/x", job.ErrMalformed},
+		{"missing field", jobLine(func(f []string) []string { return f[:8] }) + "/x", job.ErrMalformed},
+		{"extra field", jobLine(func(f []string) []string { return append(f, "1") }) + "/x", job.ErrMalformed},
+		{"double space", strings.Replace(jobLine(same), " ", "  ", 1) + "/x", job.ErrMalformed},
+		{"environment without its NUL", jobLine(set(7, "3")) + "/A=1x", job.ErrMalformed},
+		{"environment entry without =", jobLine(set(7, "2")) + "/A\x00x", job.ErrMalformed},
+		{"environment entry with no name", jobLine(set(7, "3")) + "/=1\x00x", job.ErrMalformed},
+		{"NUL in script", jobLine(set(8, "3")) + "/a\x00b", job.ErrMalformed},
+		{"script cut short", jobLine(set(8, "3")) + "/ab", io.ErrUnexpectedEOF},
 		{"header without newline", "CANCEL", io.ErrUnexpectedEOF},
-		{"header over 128 bytes", jobLine(strings.Repeat("1", 200) + "\n"), job.ErrMalformed},
+		{"header over the limit", "JOB " + strings.Repeat("1", 200) + "\n", job.ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := job.ReadRequest(reader(tt.in))
-			if !errors.Is(err, tt.want) {
-				t.Errorf("ReadRequest(%q) = %v; want %v", tt.in, err, tt.want)
+			_, _, err := job.ReadMessage(reader(tt.in))
+			if !errors.Is(err, tt.want) && !(tt.want == nil && err == nil) {
+				t.Errorf("ReadMessage(%q) = %v; want %v", tt.in, err, tt.want)
 			}
 		})
 	}
 }
 
 func TestWriteJobRefuses(t *testing.T) {
-	ok := job.Job{RunID: testRunID, Digest: job.Digest(nil), StdoutLimit: 1, StderrLimit: 1}
+	ok := testJob("")
 	tests := []struct {
 		name string
 		edit func(*job.Job)
@@ -110,6 +137,12 @@ func TestWriteJobRefuses(t *testing.T) {
 		{"digest not hex", func(j *job.Job) { j.Digest = strings.Repeat("g", 64) }},
 		{"stdout limit over the ceiling", func(j *job.Job) { j.StdoutLimit = job.MaxOutput + 1 }},
 		{"negative stderr limit", func(j *job.Job) { j.StderrLimit = -1 }},
+		{"umask over 0777", func(j *job.Job) { j.Umask = 0o1000 }},
+		{"relative directory", func(j *job.Job) { j.Dir = "tmp" }},
+		{"directory too long", func(j *job.Job) { j.Dir = "/" + strings.Repeat("d", job.MaxDir) }},
+		{"environment too large", func(j *job.Job) { j.Env = []string{"A=" + strings.Repeat("v", job.MaxEnv)} }},
+		{"environment entry with NUL", func(j *job.Job) { j.Env = []string{"A=\x00"} }},
+		{"environment entry without =", func(j *job.Job) { j.Env = []string{"A"} }},
 		{"script over the limit", func(j *job.Job) { j.Script = make([]byte, job.MaxScript+1) }},
 		{"NUL in script", func(j *job.Job) { j.Script = []byte("a\x00") }},
 	}
@@ -141,7 +174,6 @@ var allRecords = []job.Record{
 	{Kind: job.KindStopped},
 	{Kind: job.KindFailed, Reason: job.ReasonDigestMismatch},
 	{Kind: job.KindFailed, Reason: job.ReasonBadJob},
-	{Kind: job.KindFailed, Reason: job.ReasonRunIDMismatch},
 	{Kind: job.KindFailed, Reason: job.ReasonSpawn},
 	{Kind: job.KindFailed, Reason: job.ReasonInternal},
 }
@@ -231,15 +263,15 @@ func TestReadRecordRejects(t *testing.T) {
 }
 
 func TestHeaderLimitIncludesNewline(t *testing.T) {
-	// A 127-byte line plus its newline is the longest header; the reason does not matter here,
-	// only that the line is read whole and judged on its content.
-	line := "failed " + strings.Repeat("x", 120) + "\n"
+	// A MaxHeader-1 byte line plus its newline is the longest header; the reason does not matter
+	// here, only that the line is read whole and judged on its content.
+	line := "failed " + strings.Repeat("x", job.MaxHeader-8) + "\n"
 	if len(line) != job.MaxHeader {
 		t.Fatalf("test line is %d bytes; want %d", len(line), job.MaxHeader)
 	}
 	_, err := job.ReadRecord(reader(line))
 	if !errors.Is(err, job.ErrMalformed) || !strings.Contains(err.Error(), "unknown failure reason") {
-		t.Errorf("ReadRecord(128-byte line) = %v; want it read whole and refused for its reason", err)
+		t.Errorf("ReadRecord(MaxHeader-byte line) = %v; want it read whole and refused for its reason", err)
 	}
 }
 
@@ -302,23 +334,23 @@ func FuzzReadRecord(f *testing.F) {
 	})
 }
 
-// FuzzReadRequest checks that ReadRequest never panics and that every job it accepts can be
+// FuzzReadMessage checks that ReadMessage never panics and that every job it accepts can be
 // written back.
-func FuzzReadRequest(f *testing.F) {
+func FuzzReadMessage(f *testing.F) {
 	var buf bytes.Buffer
-	script := []byte("echo hi")
-	if err := job.WriteJob(&buf, job.Job{RunID: testRunID, Digest: job.Digest(script), StdoutLimit: 5, Script: script}); err != nil {
+	if err := job.WriteJob(&buf, testJob("echo hi")); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
 	f.Add([]byte("CANCEL\n"))
+	f.Add([]byte("STOP\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		jb, cancelled, err := job.ReadRequest(bufio.NewReader(bytes.NewReader(data)))
-		if err != nil || cancelled {
+		kind, jb, err := job.ReadMessage(bufio.NewReader(bytes.NewReader(data)))
+		if err != nil || kind != job.MessageJob {
 			return
 		}
 		if err := job.WriteJob(io.Discard, jb); err != nil {
-			t.Fatalf("ReadRequest accepted %+v but WriteJob refuses it: %v", jb, err)
+			t.Fatalf("ReadMessage accepted %+v but WriteJob refuses it: %v", jb, err)
 		}
 	})
 }
