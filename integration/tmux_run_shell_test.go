@@ -1,0 +1,186 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// typeAndWait types a command line at the enrolled prompt and waits until the shell printed
+// the marker file it writes last, and then its next prompt.
+func (e *enrolled) typeAndWait(t testing.TB, line string) {
+	t.Helper()
+	mark := filepath.Join(e.ts.Dir, "typed-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	e.ts.Type(e.pane, line+"; : > "+mark, true)
+	waitFile(t, mark)
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.HasSuffix(strings.TrimSpace(s), "%") })
+}
+
+// stdoutOf runs script and returns its stdout, failing unless it completed with status 0.
+func (e *enrolled) stdoutOf(t testing.TB, script string) string {
+	t.Helper()
+	d := data(t, e.run(t, context.Background(), map[string]any{"script": script}))
+	if c := d["completion"].(map[string]any); c["state"] != "exited" || c["exit_status"] != 0.0 {
+		t.Fatalf("%q: completion %v, stderr %v", script, c, d["stderr"])
+	}
+	return d["stdout"].(map[string]any)["data"].(string)
+}
+
+// After `exec zsh` the pane's process is the same (pid, start time) but the handler is gone: the
+// next run answers enrollment_lost at once, SIGHUP invites the pane again, and sourcing the new
+// file in the new zsh makes tmux_run work again.
+func TestTmuxRunAfterExecZsh(t *testing.T) {
+	e := enrollPane(t)
+	e.stdoutOf(t, "true")
+	e.ts.Type(e.pane, "clear; exec zsh", true)
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.TrimSpace(s) == "%" })
+	begin := time.Now()
+	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "enrollment_lost", "not_sent")
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Errorf("enrollment_lost took %s; the answer deadline (4 s here) must not be what decides it", d)
+	}
+	if got := e.state(t); got != "lost" {
+		t.Errorf("enrollment after exec zsh = %q; want lost", got)
+	}
+	e.p.cmd.Process.Signal(syscall.SIGHUP)
+	if _, ok := e.p.stderr.line("invited "+e.pane+" again", 20*time.Second); !ok {
+		t.Fatalf("no re-invitation after SIGHUP; stderr:\n%s", e.p.stderr)
+	}
+	e.source(t)
+	if got := e.stdoutOf(t, "echo again"); got != "again\n" {
+		t.Errorf("after re-enrolling: stdout %q", got)
+	}
+}
+
+// The person's commands inherit neither the broker connection nor the liveness FIFO: a sleep
+// started at the enrolled prompt holds only its terminal. While a foreground command runs, the
+// broker knows the shell is not at its prompt and says so at once.
+func TestTmuxRunCommandsInheritNothing(t *testing.T) {
+	e := enrollPane(t)
+	e.stdoutOf(t, "true") // the resident helper exists
+	pidfile := filepath.Join(e.ts.Dir, "sleep.pid")
+	e.typeAndWait(t, "sleep 1000 & echo $! > "+pidfile)
+	pid := readPID(t, pidfile)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ent := range ents {
+		target, _ := os.Readlink(dir + "/" + ent.Name())
+		if n, _ := strconv.Atoi(ent.Name()); n > 2 || strings.HasPrefix(target, "socket:") || strings.Contains(target, "libtmux-mcp-broker") {
+			t.Errorf("the sleep holds fd %s -> %s; want only its terminal on 0-2", ent.Name(), target)
+		}
+	}
+	if got := e.stdoutOf(t, "echo still"); got != "still\n" {
+		t.Errorf("stdout %q", got)
+	}
+
+	e.ts.Type(e.pane, "sleep 30", true)
+	e.ts.WaitCommand(e.pane, "sleep")
+	begin := time.Now()
+	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "not_at_prompt", "not_sent")
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Errorf("not_at_prompt took %s; want it well under the 4 s answer deadline", d)
+	}
+	e.ts.Run("send-keys", "-t", e.pane, "C-c")
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.HasSuffix(strings.TrimSpace(s), "%") })
+}
+
+// The script sees the shell's umask, resource limits, directory and exported environment as they
+// are at the moment of the run, after each is changed at the prompt, also once the resident
+// helper exists.
+func TestTmuxRunSeesTheShellAsItIsNow(t *testing.T) {
+	e := enrollPane(t)
+	const probe = `umask; ulimit -n; ulimit -f; pwd; echo "${NEW-unset}"`
+	before := e.stdoutOf(t, probe)
+	if !strings.HasSuffix(before, "unset\n") {
+		t.Fatalf("before: %q", before)
+	}
+	dir1, dir2 := filepath.Join(e.ts.Dir, "one"), filepath.Join(e.ts.Dir, "two")
+	os.Mkdir(dir1, 0o700)
+	os.Mkdir(dir2, 0o700)
+	for _, step := range []struct{ line, want string }{
+		{"umask 027; ulimit -n 512; ulimit -f 1000; cd " + dir1 + "; export NEW=one", "0027\n512\n1000\n" + dir1 + "\none\n"},
+		{"umask 077; cd " + dir2 + "; export NEW=two", "0077\n512\n1000\n" + dir2 + "\ntwo\n"},
+		{"ulimit -n 256; ulimit -f 500; unset NEW", "0077\n256\n500\n" + dir2 + "\nunset\n"},
+	} {
+		e.typeAndWait(t, step.line)
+		if got := e.stdoutOf(t, probe); got != step.want {
+			t.Errorf("after %q: the script saw\n%q; want\n%q", step.line, got, step.want)
+		}
+	}
+}
+
+// A resident helper that dies between runs is replaced at the next run, with nothing for the
+// person to do; it is never the shell's child, and it sits in a session of its own.
+func TestTmuxRunResidentHelperKilledBetweenRuns(t *testing.T) {
+	e := enrollPane(t)
+	helperPID := func() int {
+		t.Helper()
+		n, err := strconv.Atoi(strings.TrimSpace(e.stdoutOf(t, "echo $PPID")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	first := helperPID()
+	if again := helperPID(); again != first {
+		t.Errorf("the second run's helper is %d, the first's %d; want one resident helper", again, first)
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(first) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if f[3] != strconv.Itoa(first) || f[1] == strconv.Itoa(shellPID(t, e)) {
+		t.Errorf("helper %d: parent %s, session %s; want a session of its own, not the shell's child", first, f[1], f[3])
+	}
+	if status, err := os.ReadFile("/proc/" + strconv.Itoa(first) + "/status"); err == nil {
+		for line := range strings.Lines(string(status)) {
+			if strings.HasPrefix(line, "VmRSS:") {
+				t.Logf("resident helper %s", strings.Join(strings.Fields(line), " "))
+			}
+		}
+	}
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(first, 0) == nil && !zombie(first) {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed helper is still there")
+		}
+		time.Sleep(10 * time.Millisecond) // polling process state
+	}
+	if next := helperPID(); next == first {
+		t.Errorf("the run after the kill used helper %d again", next)
+	}
+}
+
+func shellPID(t testing.TB, e *enrolled) int {
+	t.Helper()
+	n, err := strconv.Atoi(strings.TrimSpace(e.ts.Run("display-message", "-p", "-t", e.pane, "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// zombie reports whether pid has exited and waits for its reaper.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] == "Z"
+}
