@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +39,8 @@ const (
 	drainDelay = killGrace
 	// groupPoll is how often a stopping group is checked for being gone before the grace ends.
 	groupPoll = 20 * time.Millisecond
+	// idleRelease is how long after a job the helper returns its free memory to the system.
+	idleRelease = time.Second
 )
 
 // message is one thing read from the broker, or the error that ended reading.
@@ -100,10 +103,15 @@ func serveLinux() int {
 	go readBroker(bufio.NewReader(conn), msgs)
 	first := time.NewTimer(requestTimeout)
 	defer first.Stop()
+	// An idle helper gives its memory back: it waits in every enrolled pane, often for long.
+	idle := time.AfterFunc(time.Hour, debug.FreeOSMemory)
+	idle.Stop()
+	defer idle.Stop()
 	for {
 		var m message
 		select {
 		case m = <-msgs:
+			idle.Stop()
 		case <-first.C:
 			return fail(conn, job.ReasonBadJob)
 		case <-sigs:
@@ -132,6 +140,7 @@ func serveLinux() int {
 			}
 			return exitOK
 		}
+		idle.Reset(idleRelease)
 	}
 }
 
@@ -143,10 +152,11 @@ func fail(conn io.Writer, reason string) int {
 
 // runner runs one job's script and reports it on conn.
 type runner struct {
-	conn   *os.File
-	mu     sync.Mutex         // serializes records on conn
-	cancel context.CancelFunc // stops the script (through cmd.Cancel), once it has started
-	group  *groupStop         // set before ready is closed
+	conn    *os.File
+	mu      sync.Mutex         // serializes records on conn
+	scratch []byte             // the record being written, reused (under mu)
+	cancel  context.CancelFunc // stops the script (through cmd.Cancel), once it has started
+	group   *groupStop         // set before ready is closed
 
 	// ready is closed once started has been sent. Output is read from the moment the sh starts;
 	// limitWriter waits for ready, so no output record precedes started and r.group is set
@@ -279,7 +289,11 @@ func (r *runner) send(rec job.Record) error {
 // sendLocked writes one record with r.mu held. A record that cannot be written means the broker
 // is gone, which stops the script as EOF does.
 func (r *runner) sendLocked(rec job.Record) error {
-	err := job.WriteRecord(r.conn, rec)
+	buf, err := job.AppendRecord(r.scratch[:0], rec)
+	if err == nil {
+		r.scratch = buf
+		_, err = r.conn.Write(buf)
+	}
 	if err != nil {
 		r.broken.Store(true)
 		r.unsent.Store(true)
@@ -311,6 +325,31 @@ type limitWriter struct {
 	limit  int
 	n      int  // bytes sent
 	over   bool // the limit was passed
+}
+
+// readBufs holds the buffers the script's output is read into, shared by jobs, so a resident
+// helper does not leave a trail of garbage behind each run.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, job.MaxChunk); return &b }}
+
+// ReadFrom reads the script's output pipe to its end into a pooled buffer (os/exec's copy would
+// allocate one per stream per job).
+func (w *limitWriter) ReadFrom(src io.Reader) (int64, error) {
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	var total int64
+	for {
+		n, err := src.Read(*bp)
+		if n > 0 {
+			w.Write((*bp)[:n])
+			total += int64(n)
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 // Write never fails: dropped output is still read, so the pipe stays drained and the script stops

@@ -2,7 +2,11 @@ package integration
 
 import (
 	"context"
+	"os"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,23 +14,70 @@ import (
 )
 
 // BenchmarkTmuxRunTrue measures one tmux_run of `true` end to end through
-// the MCP client, the broker, the enrolled zsh and the helper; it reports
-// the median and p95 latency.
+// the MCP client, the broker, the enrolled zsh and the resident helper, and
+// beside it, in the same run against the same server, capture_pane (one tmux
+// process: the floor any tool call pays). The calls alternate, so both see
+// the same machine. It reports the median and p95 of each, their ratio, and
+// the resident helper's resident set size.
+//
+//	go test -run '^$' -bench 'TmuxRun' -benchtime 400x ./integration/
 func BenchmarkTmuxRunTrue(b *testing.B) {
 	e := enrollPane(b)
 	args := map[string]any{"script": "true"}
-	samples := make([]time.Duration, 0, b.N)
+	capture := map[string]any{"paneId": e.pane}
+	runs := make([]time.Duration, 0, b.N)
+	captures := make([]time.Duration, 0, b.N)
+	e.run(b, context.Background(), map[string]any{"script": "true"}) // starts the resident helper
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		begin := time.Now()
 		obj := e.run(b, context.Background(), args)
-		samples = append(samples, time.Since(begin))
+		runs = append(runs, time.Since(begin))
 		if obj["ok"] != true {
 			b.Fatalf("run %d: %v", i, obj)
 		}
+		begin = time.Now()
+		e.p.call("capture_pane", capture)
+		captures = append(captures, time.Since(begin))
 	}
-	reportLatency(b, samples)
+	b.StopTimer()
+	run50, run95 := quantiles(runs)
+	cap50, cap95 := quantiles(captures)
+	b.ReportMetric(ms(run50), "median-ms")
+	b.ReportMetric(ms(run95), "p95-ms")
+	b.ReportMetric(ms(cap50), "capture-median-ms")
+	b.ReportMetric(ms(cap95), "capture-p95-ms")
+	b.ReportMetric(ms(run50)/ms(cap50), "median/capture")
+	b.ReportMetric(ms(run95)/ms(cap95), "p95/capture-p95")
+	b.ReportMetric(helperRSS(b, e), "helper-rss-KiB")
+	b.ReportMetric(0, "ns/op")
 }
+
+// helperRSS is the resident set size of the pane's resident helper, in KiB.
+func helperRSS(b *testing.B, e *enrolled) float64 {
+	d := data(b, e.run(b, context.Background(), map[string]any{"script": "echo $PPID"}))
+	pid := strings.TrimSpace(d["stdout"].(map[string]any)["data"].(string))
+	status, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func quantiles(samples []time.Duration) (median, p95 time.Duration) {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	pick := func(q float64) time.Duration { return s[int(q*float64(len(s)-1))] }
+	return pick(0.5), pick(0.95)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // BenchmarkCaptureBaseline measures a capture_pane call on the same kind of
 // server, as the floor any tool call pays (client, JSON-RPC, one tmux call).
@@ -43,18 +94,26 @@ func BenchmarkCaptureBaseline(b *testing.B) {
 }
 
 // BenchmarkTmuxRunThroughput256KiB measures a script that writes 256 KiB
-// to stdout, reported in bytes per second.
+// to stdout, end to end (the answer carries it twice, as structured content
+// and as text); it reports the median call and the rate.
 func BenchmarkTmuxRunThroughput256KiB(b *testing.B) {
 	e := enrollPane(b)
 	args := map[string]any{"script": "head -c 262144 /dev/zero | tr '\\0' x", "stdout_limit": 262144}
+	samples := make([]time.Duration, 0, b.N)
 	b.SetBytes(262144)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		begin := time.Now()
 		res, err := e.p.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tmux_run", Arguments: withTarget(e, args)})
+		samples = append(samples, time.Since(begin))
 		if err != nil || res.IsError {
 			b.Fatalf("run %d: %v %v", i, err, res)
 		}
 	}
+	b.StopTimer()
+	median, p95 := quantiles(samples)
+	b.ReportMetric(ms(median), "median-ms")
+	b.ReportMetric(ms(p95), "p95-ms")
 }
 
 func withTarget(e *enrolled, args map[string]any) map[string]any {

@@ -302,14 +302,22 @@ func (r Record) header() (string, error) {
 // WriteRecord writes r, header and data, in one Write. It refuses a record that [ReadRecord]
 // would reject and then writes nothing.
 func WriteRecord(w io.Writer, r Record) error {
-	h, err := r.header()
+	buf, err := AppendRecord(nil, r)
 	if err != nil {
-		return fmt.Errorf("write record: %w", err)
+		return err
 	}
-	buf := make([]byte, 0, len(h)+1+len(r.Data))
-	buf = append(append(append(buf, h...), '\n'), r.Data...)
 	_, err = w.Write(buf)
 	return err
+}
+
+// AppendRecord appends r, header and data, to dst, for a writer that reuses its buffer. It
+// refuses a record that [ReadRecord] would reject and then returns dst unchanged.
+func AppendRecord(dst []byte, r Record) ([]byte, error) {
+	h, err := r.header()
+	if err != nil {
+		return dst, fmt.Errorf("write record: %w", err)
+	}
+	return append(append(append(dst, h...), '\n'), r.Data...), nil
 }
 
 // ReadRecord reads one record. It returns io.EOF only at a record boundary, io.ErrUnexpectedEOF
