@@ -220,10 +220,10 @@ func (b *Broker) handle(conn *net.UnixConn) {
 		b.spawn(conn, r, peer, f[1], f[2])
 	case len(f) == 2 && f[0] == WordBye:
 		peer.Close()
-		conn.Close()
 		if sh := b.shellByID(f[1]); sh != nil && b.isEnrolledProcess(sh.e, peer) {
 			b.lose(sh, "unenrolled")
 		}
+		conn.Close() // after: the shell waits for this EOF before it closes its liveness FIFO
 	default:
 		peer.Close()
 		fmt.Fprintf(conn, "%s %s\n", WordErr, ErrBadRequest)
@@ -295,6 +295,7 @@ func (b *Broker) attach(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer,
 	peer.Close()
 	sh := b.shellByID(eid)
 	if sh == nil || !b.isEnrolledProcess(sh.e, peer) {
+		b.cfg.Log.Info("tmux_run refused a prompt connection: no such live enrollment from this process", slog.Int("pid", peer.PID))
 		conn.Close()
 		return
 	}

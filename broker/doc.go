@@ -1,12 +1,25 @@
-// Package broker is the Unix-socket broker of tmux_run. Enrolled zsh
-// shells connect to it (HELLO), receive run requests on that connection
-// (RUN), and start the helper on a second connection (SPAWN) that the
-// broker then feeds one job and reads the helper's records from.
+// Package broker is the Unix-socket broker of tmux_run. An enrolled zsh
+// connects to it once to enroll (HELLO), then once per prompt (ATTACH: the
+// connection lives while the prompt is shown, so the person's commands never
+// inherit it and the broker knows at once when a command runs). A run asks
+// the shell on that connection (RUN, or HELPER the first time) whether it is
+// idle, and the shell answers GO with its directory and exported environment
+// of that moment. The shell starts one resident helper per enrollment on a
+// connection of its own (SPAWN); the broker feeds it jobs (package
+// helper/job) and reads its records. protocol.go holds every word of the
+// shell protocol.
 //
-// Every connection's peer credentials are checked before anything it
-// sends is read. The broker never types into a terminal and never polls a
-// shell: it writes one RUN line and waits, with a deadline, for the answer.
+// A run is authorized without starting any process when the enrolled shell
+// provably is what tmux would report (see authorizedFast); otherwise one tmux
+// call decides, so every refusal keeps its documented code.
 //
-// Linux only: elsewhere New fails with peercred.ErrNotSupported, so a
-// server asked to enable tmux_run stops at startup with that message.
+// Every connection's peer credentials are checked before anything it sends
+// is read, and HELLO, ATTACH, SPAWN and BYE must come from the enrolled
+// process itself (pid and process generation). The broker never types into a
+// terminal and never polls a shell: it writes one line and waits, with a
+// deadline, for the answer.
+//
+// Linux only: elsewhere the peer credential calls fail with
+// peercred.ErrNotSupported, so a server asked to enable tmux_run stops at
+// startup with that message.
 package broker

@@ -286,12 +286,14 @@ func (h *resident) close() {
 	})
 }
 
+// alive reports whether the helper still holds its end: a helper killed between runs is seen
+// here at once, before its reader has noticed, so the run starts a new one instead of failing.
 func (h *resident) alive() bool {
 	select {
 	case <-h.dead:
 		return false
 	default:
-		return true
+		return !peercred.PeerGone(h.conn)
 	}
 }
 

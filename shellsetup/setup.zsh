@@ -233,13 +233,16 @@ _libtmux_mcp_rc=0
     builtin zle -F $fd _libtmux_mcp_on_fd
     libtmux_mcp_unenroll() {
       builtin emulate -L zsh
-      local fd
+      local fd chunk
       if [[ -z ${_libtmux_mcp_eid-} ]]; then
         builtin print -ru2 -- 'tmux_run is not enrolled in this shell'
         return 1
       fi
       if _libtmux_mcp_connect fd 2>/dev/null; then
-        builtin syswrite -o $fd "BYE $_libtmux_mcp_eid"$'\n' 2>/dev/null
+        # The broker closes the connection once it has let go; only then does the liveness
+        # FIFO close (which alone would read as an exit).
+        builtin syswrite -o $fd "BYE $_libtmux_mcp_eid"$'\n' 2>/dev/null &&
+          builtin sysread -i $fd -t 2 chunk 2>/dev/null
         { exec {fd}<&- } 2>/dev/null
       fi
       _libtmux_mcp_stop

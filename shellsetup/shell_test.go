@@ -320,7 +320,7 @@ func TestUnenroll(t *testing.T) {
 	c.eof()
 	bye := b.accept()
 	bye.expect("BYE " + eid)
-	bye.eof()
+	bye.c.Close() // as the broker does once it has let go
 	if out := s.typeLine(`echo "${_libtmux_mcp_fd-none} ${_libtmux_mcp_live-none} ${precmd_functions[(I)_libtmux_mcp_precmd]} ${preexec_functions[(I)_libtmux_mcp_preexec]}"`); len(out) != 1 || out[0] != "none none 0 0" {
 		t.Errorf("state after unenroll: %q; want no fds and no hooks", out)
 	}

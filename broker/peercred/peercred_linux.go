@@ -341,3 +341,27 @@ func OpenFIFO(path string) (int, error) {
 
 // CloseFD closes a descriptor OpenFIFO returned.
 func CloseFD(fd int) { unix.Close(fd) }
+
+// PeerGone reports, without waiting, whether the other end of c has closed its side or gone
+// away (POLLHUP or POLLRDHUP), even while another goroutine is blocked reading c.
+func PeerGone(c *net.UnixConn) bool {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return true
+	}
+	gone := false
+	if err := raw.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			gone = err != nil || n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLRDHUP|unix.POLLERR|unix.POLLNVAL) != 0
+			return
+		}
+	}); err != nil {
+		return true
+	}
+	return gone
+}

@@ -39,3 +39,6 @@ func OpenFIFO(string) (int, error) { return -1, ErrNotSupported }
 
 // CloseFD does nothing off Linux.
 func CloseFD(int) {}
+
+// PeerGone answers false off Linux.
+func PeerGone(*net.UnixConn) bool { return false }
