@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,44 +233,76 @@ func TestControlWindowCloseAndExit(t *testing.T) {
 }
 
 func TestControlServerKilled(t *testing.T) {
-	s, cc, _ := attach(t)
-	ctx := ctx10(t)
-	// wait-for holds up the client's command queue, so the command after it
-	// is still pending when the server goes.
-	go cc.Command(ctx, "wait-for", "lt-never")
-	pending := make(chan error, 1)
-	go func() {
-		_, err := cc.Command(ctx, "display-message", "-p", "late")
-		pending <- err
-	}()
-	if _, err := s.Client.Run(ctx, "kill-server"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-cc.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("Done not closed after kill-server")
-	}
-	if err := cc.Err(); !errors.Is(err, tmux.ErrNoServer) {
-		t.Errorf("Err() = %v; want it to match ErrNoServer", err)
-	}
-	select {
-	case err := <-pending:
-		t.Logf("pending command: %v; Err(): %v", err, cc.Err())
-		// tmux may still run a queued command while it shuts down.
-		if err != nil && !errors.Is(err, tmux.ErrNoServer) {
-			t.Errorf("pending command: %v; want nil or ErrNoServer", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("pending command never returned")
-	}
-	start := time.Now()
-	_, err := cc.Command(ctx, "display-message", "-p", "x")
-	if !errors.Is(err, tmux.ErrNoServer) {
-		t.Errorf("command after death: %v; want ErrNoServer", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("command after death took %v; want it to fail at once", d)
+	for _, tc := range []struct {
+		why  string
+		kill func(s *tmuxtest.Server)
+		// tmux shutting down in order may still run a queued command;
+		// a killed server runs nothing more.
+		pendingMayPass bool
+	}{
+		{"kill-server", func(s *tmuxtest.Server) { s.Run("kill-server") }, true},
+		{"SIGKILL", func(s *tmuxtest.Server) {
+			pid, err := strconv.Atoi(strings.TrimSpace(s.Run("display-message", "-p", "#{pid}")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			s, cc, _ := attach(t)
+			ctx := ctx10(t)
+			// wait-for holds up the client's command queue, so its command
+			// stays pending until the server goes.
+			blocked := make(chan error, 1)
+			go func() {
+				_, err := cc.Command(ctx, "wait-for", "lt-never")
+				blocked <- err
+			}()
+			// A probe that gets no answer was queued behind wait-for: from
+			// then on the wait-for command is certainly pending.
+			for i := 0; ; i++ {
+				pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+				_, err := cc.Command(pctx, "display-message", "-p", "probe")
+				cancel()
+				if errors.Is(err, context.DeadlineExceeded) {
+					break
+				}
+				if err != nil || i == 100 {
+					t.Fatalf("the queue never blocked behind wait-for: %v", err)
+				}
+			}
+			tc.kill(s)
+			select {
+			case <-cc.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("Done not closed after the server died")
+			}
+			if err := cc.Err(); !errors.Is(err, tmux.ErrNoServer) {
+				t.Errorf("Err() = %v; want it to match ErrNoServer", err)
+			}
+			for _, ch := range []chan error{blocked} {
+				select {
+				case err := <-ch:
+					t.Logf("pending command: %v", err)
+					if !(tc.pendingMayPass && err == nil) && !errors.Is(err, tmux.ErrNoServer) {
+						t.Errorf("pending command: %v; want ErrNoServer", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("pending command never returned")
+				}
+			}
+			start := time.Now()
+			_, err := cc.Command(ctx, "display-message", "-p", "x")
+			if !errors.Is(err, tmux.ErrNoServer) {
+				t.Errorf("command after death: %v; want ErrNoServer", err)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("command after death took %v; want it to fail at once", d)
+			}
+		})
 	}
 }
 
