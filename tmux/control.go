@@ -81,6 +81,7 @@ type Control struct {
 	qmu   sync.Mutex
 	queue []*pendingCommand // awaiting their sentinel, in write order
 	dead  error             // set once the reader ended; under qmu
+	cut   error             // a write that reached tmux only in part; under qmu
 
 	smu        sync.Mutex
 	subs       map[*subscriber]struct{}
@@ -194,7 +195,9 @@ func (c *Client) Control(ctx context.Context, target string) (*Control, error) {
 	}
 }
 
-// Session is the id ($N) of the attached session.
+// Session is the id ($N) of the session attached at the start. If that
+// session is destroyed while detach-on-destroy is off, tmux moves the client
+// to another session: watch for EventSessionChanged.
 func (cc *Control) Session() string { return cc.session }
 
 // Done is closed when the connection has ended and its process was reaped.
@@ -288,6 +291,11 @@ func (cc *Control) Command(ctx context.Context, args ...string) (string, error) 
 	if werr != nil {
 		// Part of the line reached tmux and would spoil the next command:
 		// end the connection; the reader fails this command with the reason.
+		cc.qmu.Lock()
+		if cc.cut == nil {
+			cc.cut = werr
+		}
+		cc.qmu.Unlock()
 		cc.kill()
 	}
 
@@ -404,6 +412,8 @@ func (cc *Control) read() {
 		cc.attached <- err
 	case cc.closing.Load():
 		err = ErrControlClosed
+	case cc.cutErr() != nil:
+		err = fmt.Errorf("tmux control connection to %s ended: a command line was cut off while being written: %w", cc.session, cc.cutErr())
 	case protoErr != nil:
 		err = fmt.Errorf("tmux control connection to %s: %w", cc.session, protoErr)
 	default:
@@ -428,6 +438,12 @@ func (cc *Control) read() {
 	cc.smu.Unlock()
 	cc.stopProbe()
 	close(cc.done)
+}
+
+func (cc *Control) cutErr() error {
+	cc.qmu.Lock()
+	defer cc.qmu.Unlock()
+	return cc.cut
 }
 
 // why explains an end that nobody asked for: tmux's %exit reason, and
