@@ -64,7 +64,6 @@ const (
 type Control struct {
 	client    *Client
 	session   string // $N of the attached session
-	name      string // session name as tmux reported it on attach
 	argv      []string
 	cmd       *exec.Cmd
 	stdin     *os.File
@@ -118,6 +117,11 @@ func (c *Client) Control(ctx context.Context, target string) (*Control, error) {
 	case strings.HasPrefix(target, "=") && len(target) > 1:
 		if err := CheckPrintable("session name", target); err != nil {
 			return nil, err
+		}
+		// "=s:1" would attach to window 1 and make it current for everyone;
+		// tmux never puts ':' or '.' in a session name anyway.
+		if strings.ContainsAny(target, ":.") {
+			return nil, fmt.Errorf("session name %q contains ':' or '.', which tmux session names never do", target[1:])
 		}
 	case ValidPaneID(target), ValidWindowID(target):
 		out, err := c.Run(ctx, "display-message", "-p", "-t", target, "#{session_id}")
@@ -379,7 +383,7 @@ func (cc *Control) read() {
 			ev := l.event
 			if !attached && ev.Kind == EventSessionChanged {
 				attached = true
-				cc.session, cc.name = ev.Session, ev.Name
+				cc.session = ev.Session
 				cc.attached <- nil
 			}
 			if ev.Kind == EventExit {

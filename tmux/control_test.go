@@ -459,6 +459,7 @@ func TestControlAttach(t *testing.T) {
 		{"a missing session", "=nosuch", "can't find session"},
 		{"a missing pane", "%999", "no pane or window %999"},
 		{"not a target form", "ctl", "is not a session id"},
+		{"a name that would select a window", "=ctl:1", "contains ':'"},
 	} {
 		_, err := s.Client.Control(ctx, tc.target)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -500,5 +501,41 @@ func BenchmarkProcessRoundTrip(b *testing.B) {
 		if _, err := s.Client.Run(ctx, "display-message", "-p", "-t", pane, "#{pane_id}"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestControlCloseWithABlockedQueue(t *testing.T) {
+	_, cc, _ := attach(t)
+	ctx := ctx10(t)
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := cc.Command(ctx, "wait-for", "lt-never")
+		blocked <- err
+	}()
+	// Once a probe goes unanswered, wait-for is certainly pending.
+	for i := 0; ; i++ {
+		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		_, err := cc.Command(pctx, "display-message", "-p", "probe")
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+		if err != nil || i == 100 {
+			t.Fatalf("the queue never blocked behind wait-for: %v", err)
+		}
+	}
+	start := time.Now()
+	cc.Close()
+	t.Logf("Close took %v", time.Since(start))
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, tmux.ErrControlClosed) {
+			t.Errorf("pending command: %v; want ErrControlClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("pending command never returned")
+	}
+	if kids := controlChildren(t); len(kids) != 0 {
+		t.Errorf("tmux children left after Close: %v", kids)
 	}
 }
