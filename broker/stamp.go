@@ -78,7 +78,7 @@ func (b *Broker) stampLoop(ctx context.Context) {
 		b.stamps.pending = map[string]pendingStamp{}
 		b.stamps.mu.Unlock()
 		for pane, st := range batch {
-			if err := enroll.Stamp(ctx, b.cfg.Client, pane, st.pid, st.runID); err != nil && ctx.Err() == nil {
+			if _, err := enroll.Stamp(ctx, b.cfg.Client, pane, st.pid, st.runID); err != nil && ctx.Err() == nil {
 				b.cfg.Log.Warn("tmux_run could not stamp the pane with its run", slog.String("pane", pane), slog.Any("err", err))
 			}
 		}

@@ -2,8 +2,7 @@ package enroll
 
 import (
 	"context"
-	"fmt"
-	"strconv"
+	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
@@ -12,14 +11,19 @@ import (
 const RunOption = "@libtmux_mcp_run"
 
 // Stamp records runID on pane, in one tmux command-queue step and only if the pane still runs
-// process pid and is alive, so a stamp never lands on a respawned pane. The broker calls it only
-// once the shell has agreed to the run, off the run's path: it is a record for people
-// (tmux show-options -p @libtmux_mcp_run), not the authorization.
-func Stamp(ctx context.Context, c *tmux.Client, pane string, pid int, runID string) error {
-	if !tmux.ValidPaneID(pane) {
-		return fmt.Errorf("pane id %q is not of the form %%N", pane)
+// process pid and is alive (tmux.GuardCommand), so a stamp never lands on a respawned pane. The
+// broker calls it only once the shell has agreed to the run, off the run's path: it is a record
+// for people (tmux show-options -p @libtmux_mcp_run), not the authorization. It reports whether
+// the stamp was written.
+func Stamp(ctx context.Context, c *tmux.Client, pane string, pid int, runID string) (bool, error) {
+	nonce := newID()
+	args, err := tmux.GuardCommand(pane, pid, RunOption, runID, nonce)
+	if err != nil {
+		return false, err
 	}
-	cond := "#{&&:#{==:#{pane_pid}," + strconv.Itoa(pid) + "},#{!=:#{pane_dead},1}}"
-	_, err := c.Run(ctx, "if-shell", "-F", "-t", pane, cond, "set -p -t "+pane+" "+RunOption+" "+runID)
-	return err
+	out, err := c.Run(ctx, args...)
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(out, "OK-"+nonce+"\n"), nil
 }

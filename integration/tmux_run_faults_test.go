@@ -186,7 +186,7 @@ func TestTmuxRunRefusesExistingSetupFile(t *testing.T) {
 	link := filepath.Join(ts.Dir, "link.zsh")
 	os.Symlink(filepath.Join(ts.Dir, "nowhere"), link)
 	for _, path := range []string{regular, link} {
-		cmd := exec.Command(b.server, "--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane+"="+path, "--helper", staticHelper(t))
+		cmd := exec.Command(b.server, "--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane+"="+path, "--helper", b.helper)
 		cmd.Env = cleanEnv(t, shortTempDir(t))
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -268,7 +268,7 @@ func TestTmuxRunStdinEOFStopsTheScript(t *testing.T) {
 	pane := ts.ZshSession("eof")
 	file := filepath.Join(ts.Dir, "enroll.zsh")
 	stderr := newSyncBuffer()
-	cmd := exec.Command(b.server, "--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane+"="+file, "--helper", staticHelper(t))
+	cmd := exec.Command(b.server, "--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane+"="+file, "--helper", b.helper)
 	cmd.Env = cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000")
 	cmd.Stderr = stderr
 	stdin, _ := cmd.StdinPipe()

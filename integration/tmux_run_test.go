@@ -3,12 +3,9 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,33 +13,6 @@ import (
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-var (
-	helperOnce sync.Once
-	helperPath string
-	helperErr  error
-)
-
-// staticHelper builds cmd/libtmux-mcp-helper once per test run as users are told to: static
-// (CGO_ENABLED=0), without -race (which needs cgo), so the tests and the benchmark start the
-// binary people run.
-func staticHelper(t testing.TB) string {
-	t.Helper()
-	b := build(t) // makes the build directory
-	helperOnce.Do(func() {
-		helperPath = filepath.Join(filepath.Dir(b.server), "libtmux-mcp-helper-static")
-		cmd := exec.Command("go", "build", "-o", helperPath, "./cmd/libtmux-mcp-helper")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			helperErr = fmt.Errorf("CGO_ENABLED=0 go build ./cmd/libtmux-mcp-helper: %v\n%s", err, out)
-		}
-	})
-	if helperErr != nil {
-		t.Fatal(helperErr)
-	}
-	return helperPath
-}
 
 // enrolled is a server with tmux_run and one zsh pane a "person" was
 // invited to enroll (and, after enrollPane, did).
@@ -60,7 +30,7 @@ type enrolled struct {
 // invitation on stderr.
 func invitePane(t testing.TB, args []string, before ...string) *enrolled {
 	t.Helper()
-	helper := staticHelper(t)
+	helper := build(t).helper
 	ts := tmuxServer(t)
 	pane := ts.ZshSession("run")
 	for _, line := range before {

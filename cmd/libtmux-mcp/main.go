@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,24 +27,25 @@ func main() {
 // run returns the exit status: 0 served or answered --help/--version,
 // 1 failed while serving, 2 refused the configuration.
 func run() int {
-	cfg, err := mcpserver.LoadConfig(os.Args[1:], os.LookupEnv)
+	names := config.Names{Tools: mcpserver.ToolNames(), Toolsets: mcpserver.Toolsets}
+	cfg, err := config.Load(os.Args[1:], os.LookupEnv, names)
 	switch {
-	case errors.Is(err, mcpserver.ErrHelp):
-		fmt.Print(mcpserver.Usage())
+	case errors.Is(err, config.ErrHelp):
+		fmt.Print(config.Usage())
 		return 0
-	case errors.Is(err, mcpserver.ErrVersion):
-		fmt.Println("libtmux-mcp", mcpserver.Version)
+	case errors.Is(err, config.ErrVersion):
+		fmt.Println("libtmux-mcp", config.Version)
 		return 0
 	case err != nil:
 		fail(err)
 		return 2
 	}
 
-	// SIGTERM and SIGINT end the context: Serve stops its work, removes
+	// SIGTERM and SIGINT end the context: serve stops its work, removes
 	// only its own files and returns nil.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := mcpserver.Serve(ctx, cfg, &mcp.StdioTransport{}, os.Stderr); err != nil {
+	if err := serve(ctx, cfg, &mcp.StdioTransport{}, os.Stderr); err != nil {
 		fail(err)
 		return 1
 	}

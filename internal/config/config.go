@@ -1,11 +1,13 @@
-package mcpserver
+// Package config resolves libtmux-mcp's configuration from command-line
+// flags and the environment: one Config, every value checked, every
+// refusal one line that names the fix. It contacts nothing; what tmux says
+// is for the program that uses the Config.
+package config
 
 import (
-	"io"
 	"log/slog"
 	"time"
 
-	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -19,11 +21,10 @@ const (
 	DefaultEnrollTimeout  = 60 * time.Second
 	MaxEnrollTimeout      = 300 * time.Second
 	DefaultShellAnswer    = 2 * time.Second
-	MaxEnrolledPanes      = enroll.MaxPanes
 )
 
-// Config is everything the server needs, resolved from flags and
-// environment by LoadConfig (or filled in by an embedding program).
+// Config is everything the program needs, resolved from flags and
+// environment by Load.
 type Config struct {
 	Version string
 
@@ -55,12 +56,6 @@ type Config struct {
 	CallerPane string
 
 	LogLevel slog.Level
-	HTTPAddr string
-
-	// Notice receives the lines meant for the operator, such as which
-	// setup file to source in which pane; os.Stderr when nil. Serve uses
-	// its stderr.
-	Notice io.Writer
 }
 
 // EnrollPane is one --enroll-pane %ID=FILE.
@@ -69,8 +64,8 @@ type EnrollPane struct {
 	File string // absolute
 }
 
-// withDefaults fills zero values with the documented defaults.
-func (c Config) withDefaults() Config {
+// WithDefaults fills zero values with the documented defaults.
+func (c Config) WithDefaults() Config {
 	if c.CommandTimeout <= 0 {
 		c.CommandTimeout = tmux.DefaultTimeout
 	}
