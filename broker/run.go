@@ -224,9 +224,21 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 		}
 		return b.execute(ctx, sh, h, req, out, job.Job{
 			RunID: id, Digest: out.Receipt.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit,
-			Umask: attrs.Umask, Dir: dir, Env: rep.env, Script: req.Script,
+			Umask: attrs.Umask, Dir: dir, Env: environment(rep.env), Script: req.Script,
 		})
 	}
+}
+
+// environment keeps the NAME=value entries of what the shell exported (zsh exports nothing
+// else, but the job protocol refuses anything else outright).
+func environment(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if name, _, ok := strings.Cut(kv, "="); ok && name != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // ask writes RUN (or HELPER, when the shell must start a helper first) on the prompt connection
