@@ -184,3 +184,43 @@ func zombie(pid int) bool {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && f[0] == "Z"
 }
+
+// A tmux server started again on the same socket is another server: a run that names the old
+// server's generation answers stale_generation, and one that names the new one finds another
+// process in the pane id the enrolled shell had.
+func TestTmuxRunServerRestartedOnTheSameSocket(t *testing.T) {
+	e := enrollPane(t)
+	e.stdoutOf(t, "true")
+	lost := strings.Count(e.p.stderr.String(), "tmux_run enrollment lost")
+	e.ts.Run("kill-server")
+	if !e.p.stderr.waitCount("tmux_run enrollment lost", lost+1, 20*time.Second) {
+		t.Fatalf("the server did not notice the shell's end; stderr:\n%s", e.p.stderr)
+	}
+	if _, err := e.ts.Client.RunConfig(context.Background(), filepath.Join(e.ts.Dir, "tmux.conf"), "start-server"); err != nil {
+		t.Fatal(err)
+	}
+	pane := e.ts.ZshSession("again")
+	if pane != e.pane {
+		t.Logf("the new server's first pane is %s, not %s", pane, e.pane)
+	}
+	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "stale_generation", "not_sent")
+	info, err := e.ts.Client.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": e.pane, "generation": info.Generation}}
+	if pane == e.pane {
+		errorOf(t, e.run(t, context.Background(), fresh), "process_changed", "not_sent")
+	}
+}
+
+// A shell that ignores SIGHUP can outlive respawn-pane -k, alive and still the same process but
+// no longer in the pane: the run answers process_changed all the same.
+func TestTmuxRunRespawnedPaneWithSurvivingShell(t *testing.T) {
+	e := enrollPane(t)
+	e.typeAndWait(t, "trap '' HUP")
+	e.stdoutOf(t, "true")
+	e.ts.Run("respawn-pane", "-k", "-t", e.pane, "env", "ZDOTDIR="+e.ts.ZDOTDIR, "zsh", "-i")
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "%") })
+	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "process_changed", "not_sent")
+}
