@@ -261,7 +261,8 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 		sh.tty = st.TTY // 0 (no fast path) if the shell is not the server's child
 	}
 	// The liveness FIFO exists before OK, so the shell can open it at once.
-	if fd, err := peercred.OpenFIFO(filepath.Join(b.l.dir, livePrefix+e.ID)); err == nil {
+	sh.livePath = filepath.Join(b.l.dir, livePrefix+e.ID)
+	if fd, err := peercred.OpenFIFO(sh.livePath); err == nil {
 		sh.live = fd
 	} else {
 		b.cfg.Log.Warn("tmux_run liveness FIFO", slog.Any("err", err))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,12 +25,13 @@ type shell struct {
 	peer peercred.Peer // its pidfd is owned by watchShell
 	tty  int           // the controlling terminal at enrollment (/proc stat field 7)
 
-	mu      sync.Mutex
-	prompt  *prompt   // the connection of the prompt now shown; nil while a command runs
-	helper  *resident // the resident helper; nil until a run starts one
-	running bool      // a run is using helper
-	live    int       // read end of the liveness FIFO, -1 once closed or when there is none
-	lost    bool
+	mu       sync.Mutex
+	prompt   *prompt   // the connection of the prompt now shown; nil while a command runs
+	helper   *resident // the resident helper; nil until a run starts one
+	running  bool      // a run is using helper
+	live     int       // read end of the liveness FIFO, -1 once closed or when there is none
+	livePath string    // the FIFO, removed when it is closed
+	lost     bool
 
 	once sync.Once
 	done chan struct{} // closed when the enrollment ends
@@ -187,6 +189,7 @@ func (b *Broker) watchLive(sh *shell) {
 	peercred.CloseFD(fd)
 	sh.live = -1
 	sh.mu.Unlock()
+	os.Remove(sh.livePath)
 }
 
 // lose marks sh's enrollment lost and lets go of the shell; the first call logs why. A
@@ -308,25 +311,16 @@ func (sh *shell) useHelper() *resident {
 	return sh.helper
 }
 
-// setHelper makes h the shell's helper, replacing (and closing) another.
+// setHelper makes h the shell's helper, replacing (and closing) another. The run that started
+// it uses it next, and closes it when it ends if the shell is lost by then.
 func (sh *shell) setHelper(h *resident) {
 	sh.mu.Lock()
 	old := sh.helper
 	sh.helper = h
-	lost := sh.lost
 	sh.mu.Unlock()
 	if old != nil && old != h {
 		old.close()
 	}
-	if lost && !sh.isRunning() {
-		h.close()
-	}
-}
-
-func (sh *shell) isRunning() bool {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.running
 }
 
 // dropHelper closes h and forgets it if it is still the shell's helper.

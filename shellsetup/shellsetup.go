@@ -6,8 +6,9 @@
 // file Create made.
 //
 // setup.zsh speaks the shell side of the line protocol described at its
-// top (HELLO/OK/NO, RUN/BUSY/READY/STARTED/FAIL, SPAWN, BYE). This package
-// never talks to a shell or a broker; package broker does.
+// top (HELLO/OK/NO, ATTACH, RUN/HELPER answered by GO/BUSY/FAIL, SPAWN,
+// BYE); package broker keeps the table of its words and checks this file
+// against it. This package never talks to a shell or a broker.
 package shellsetup
 
 import (
