@@ -394,6 +394,7 @@ func (s *sh) enroll(b *broker, eid string) (*conn, hello) {
 	if h.token != token {
 		s.t.Fatalf("HELLO token %q; want %q", h.token, token)
 	}
+	b.liveFIFO(eid)
 	c.send("OK " + eid)
 	want := "tmux_run enrolled in pane " + s.pane + "; run libtmux_mcp_unenroll to stop"
 	l := s.waitPrompt(before)
@@ -430,6 +431,25 @@ func (b *broker) helperConn(eid, runID string, shellPID int) (*conn, int) {
 	}
 	pid, _ := strconv.Atoi(f[2])
 	return sc, pid
+}
+
+// liveFIFO makes the liveness FIFO the broker makes for enrollment eid before it answers OK,
+// and holds its read end open for the rest of the test.
+func (b *broker) liveFIFO(eid string) string {
+	b.t.Helper()
+	path := filepath.Join(b.dir, "live-"+eid)
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		b.t.Fatal(err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { unix.Close(fd) })
+	return path
 }
 
 // reattach accepts the connection the shell opens for its next prompt (precmd) and checks that
