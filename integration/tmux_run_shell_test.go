@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -223,4 +224,48 @@ func TestTmuxRunRespawnedPaneWithSurvivingShell(t *testing.T) {
 	e.ts.Run("respawn-pane", "-k", "-t", e.pane, "env", "ZDOTDIR="+e.ts.ZDOTDIR, "zsh", "-i")
 	e.ts.WaitFor(e.pane, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "%") })
 	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "process_changed", "not_sent")
+}
+
+// A run starts no tmux process: the server's tmux binary is a wrapper that counts its calls, and
+// twenty runs cost fewer than twenty (the only calls are the run stamps, written after the
+// shell agreed, off the runs' path and coalesced). The last run's stamp does reach the pane.
+func TestTmuxRunStartsNoTmuxProcess(t *testing.T) {
+	real, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := shortTempDir(t)
+	calls := filepath.Join(dir, "calls")
+	wrapper := filepath.Join(dir, "tmux")
+	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e := invitePane(t, []string{"--tmux-bin", wrapper})
+	e.source(t)
+	e.stdoutOf(t, "true") // the resident helper exists
+	count := func() int { b, _ := os.ReadFile(calls); return strings.Count(string(b), "\n") }
+	before := count()
+	const runs = 20
+	var last string
+	for range runs {
+		d := data(t, e.run(t, context.Background(), map[string]any{"script": "true"}))
+		last = d["authorization"].(map[string]any)["run_id"].(string)
+	}
+	t.Logf("%d runs, %d tmux processes", runs, count()-before)
+	if n := count() - before; n >= runs {
+		b, _ := os.ReadFile(calls)
+		t.Errorf("%d runs started %d tmux processes; want fewer than one per run:\n%s", runs, n, b)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := strings.TrimSpace(e.ts.Run("show-options", "-p", "-q", "-v", "-t", e.pane, "@libtmux_mcp_run"))
+		if got == last {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pane's @libtmux_mcp_run is %q; want the last run %q", got, last)
+		}
+		time.Sleep(20 * time.Millisecond) // polling tmux state
+	}
 }
