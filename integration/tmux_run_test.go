@@ -30,14 +30,17 @@ type enrolled struct {
 // invitation on stderr.
 func invitePane(t testing.TB, args []string, before ...string) *enrolled {
 	t.Helper()
-	helper := build(t).helper
+	b := build(t)
+	if b.helper == "" {
+		t.Fatal("cmd/libtmux-mcp-helper is missing")
+	}
 	ts := tmuxServer(t)
 	pane := ts.ZshSession("run")
 	for _, line := range before {
 		ts.Type(pane, line, true)
 	}
 	file := filepath.Join(ts.Dir, "enroll.zsh")
-	args = append([]string{"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane + "=" + file, "--helper", helper}, args...)
+	args = append([]string{"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane + "=" + file, "--helper", b.helper}, args...)
 	p := start(t, cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000"), args...)
 	p.startupLine()
 	if _, ok := p.stderr.line("source "+file, 30*time.Second); !ok {
