@@ -256,7 +256,7 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 		b.cfg.Log.Info("tmux_run enrollment refused", slog.String("pane", f[4]), slog.String("reason", reason))
 		return
 	}
-	sh := &shell{e: e, peer: peer, live: -1, done: make(chan struct{})}
+	sh := &shell{e: e, peer: peer, live: -1, done: make(chan struct{}), attached: make(chan struct{})}
 	if st, err := peercred.ReadStat(peer.PID); err == nil && st.PPID == b.server.PID {
 		sh.tty = st.TTY // 0 (no fast path) if the shell is not the server's child
 	}

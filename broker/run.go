@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -177,20 +178,10 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 		out.Code, out.Message = code, msg
 		return out
 	}
-	notAtPrompt := fmt.Sprintf("the zsh in pane %s is running a command, not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", req.Pane)
 	for attempt := 0; ; attempt++ {
-		p := sh.currentPrompt()
-		if p == nil {
-			if sh.liveHungup() {
-				b.lose(sh, "the shell exec'd another program or exited")
-				return fail(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s exec'd another program or exited; send the server SIGHUP to invite the pane again", req.Pane))
-			}
-			select {
-			case <-sh.done:
-				return fail(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", req.Pane))
-			default:
-			}
-			return fail(CodeNotAtPrompt, notAtPrompt)
+		p, code, msg := b.prompt(ctx, sh)
+		if code != "" {
+			return fail(code, msg)
 		}
 		h := sh.useHelper()
 		rep, spawned, code, msg := b.ask(ctx, sh, p, id, h == nil)
@@ -207,7 +198,9 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 			return fail(CodeEnrollmentLost, fmt.Sprintf("cannot read the enrolled shell's state: %v", err))
 		}
 		if spawned != nil {
-			h = newResident(spawned, attrs)
+			h = newResident(spawned, attrs, func(err error) {
+				b.cfg.Log.Info("tmux_run resident helper ended; the next run starts another", slog.String("pane", sh.e.Pane), slog.Any("err", err))
+			})
 			sh.setHelper(h)
 		} else if !h.attrs.SameInherited(attrs) && attempt == 0 {
 			// ulimit or renice since the helper started: it cannot take them on, so a fresh one
@@ -222,10 +215,63 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 		} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd" // $PWD was renamed or removed
 		}
-		return b.execute(ctx, sh, h, req, out, job.Job{
+		j := job.Job{
 			RunID: id, Digest: out.Receipt.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit,
 			Umask: attrs.Umask, Dir: dir, Env: environment(rep.env), Script: req.Script,
-		})
+		}
+		sh.setRunning(true)
+		if err := job.WriteJob(h.conn, j); err != nil {
+			sh.dropHelper(h)
+			sh.setRunning(false)
+			if spawned == nil && attempt == 0 {
+				// The resident helper died between runs (its end was still closing when the run
+				// began): nothing was sent; the shell, still at its prompt, starts another.
+				continue
+			}
+			return fail(CodeSpawnFailed, fmt.Sprintf("cannot send the job to the helper: %v", err))
+		}
+		return b.execute(ctx, sh, h, req, out)
+	}
+}
+
+// prompt returns the connection of the prompt the shell shows, or the code that says why there
+// is none. A shell that runs a foreground job is refused at once; one that exec'd is lost. A
+// shell in the foreground itself is at its prompt or about to be (its connection for it may be
+// on its way) or runs a builtin such as read: it gets the answer deadline to attach.
+func (b *Broker) prompt(ctx context.Context, sh *shell) (*prompt, string, string) {
+	pane := sh.e.Pane
+	notAtPrompt := fmt.Sprintf("the zsh in pane %s is running a command, not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", pane)
+	lost := fmt.Sprintf("the enrolled shell of pane %s exec'd another program or exited; send the server SIGHUP to invite the pane again", pane)
+	p, attached := sh.promptOrWait()
+	if p != nil {
+		return p, "", ""
+	}
+	if sh.liveHungup() {
+		b.lose(sh, "the shell exec'd another program or exited")
+		return nil, CodeEnrollmentLost, lost
+	}
+	if sh.foregroundJob() {
+		return nil, CodeNotAtPrompt, notAtPrompt
+	}
+	deadline := time.NewTimer(b.cfg.ShellAnswer)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-attached:
+			if p, attached = sh.promptOrWait(); p != nil {
+				return p, "", ""
+			}
+		case <-deadline.C:
+			if sh.liveHungup() {
+				b.lose(sh, "the shell exec'd another program or exited")
+				return nil, CodeEnrollmentLost, lost
+			}
+			return nil, CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s did not come back to its prompt within %s (a builtin such as read or vared, or a long prompt hook?); nothing was sent and nothing will run later — retry when the prompt is back", pane, b.cfg.ShellAnswer)
+		case <-sh.done:
+			return nil, CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", pane)
+		case <-ctx.Done():
+			return nil, CodeCancelled, "cancelled before the shell answered; nothing was sent"
+		}
 	}
 }
 
@@ -331,10 +377,9 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 	return rep, spawned, "", ""
 }
 
-// execute sends the job to the resident helper and reads its records to the end. The helper
-// stays for the next run unless something went wrong with it.
-func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Request, out Outcome, j job.Job) Outcome {
-	sh.setRunning(true)
+// execute reads the records of the job just sent to the resident helper (marked running) to
+// the end. The helper stays for the next run unless something went wrong with it.
+func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Request, out Outcome) Outcome {
 	keep := false
 	defer func() {
 		if !keep {
@@ -342,10 +387,6 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 		}
 		sh.setRunning(false)
 	}()
-	if err := job.WriteJob(h.conn, j); err != nil {
-		out.Code, out.Message = CodeSpawnFailed, fmt.Sprintf("cannot send the job to the helper: %v", err)
-		return out
-	}
 	out.Delivery = PossiblySent
 	began := time.Now()
 	timeout := time.NewTimer(b.cfg.RunTimeout)

@@ -26,11 +26,12 @@ type shell struct {
 	tty  int           // the controlling terminal at enrollment (/proc stat field 7)
 
 	mu       sync.Mutex
-	prompt   *prompt   // the connection of the prompt now shown; nil while a command runs
-	helper   *resident // the resident helper; nil until a run starts one
-	running  bool      // a run is using helper
-	live     int       // read end of the liveness FIFO, -1 once closed or when there is none
-	livePath string    // the FIFO, removed when it is closed
+	prompt   *prompt       // the connection of the prompt now shown; nil while a command runs
+	attached chan struct{} // closed (and replaced) whenever a prompt connection attaches
+	helper   *resident     // the resident helper; nil until a run starts one
+	running  bool          // a run is using helper
+	live     int           // read end of the liveness FIFO, -1 once closed or when there is none
+	livePath string        // the FIFO, removed when it is closed
 	lost     bool
 
 	once sync.Once
@@ -59,13 +60,6 @@ func newPrompt(conn *net.UnixConn, r *bufio.Reader) *prompt {
 	return &prompt{conn: conn, r: r, replies: make(chan reply, 8), gone: make(chan struct{})}
 }
 
-// currentPrompt is the prompt connection, or nil while the shell is not at its prompt.
-func (sh *shell) currentPrompt() *prompt {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.prompt
-}
-
 // attach makes p the shell's prompt connection; a previous one is closed.
 func (sh *shell) attach(p *prompt) bool {
 	sh.mu.Lock()
@@ -75,11 +69,20 @@ func (sh *shell) attach(p *prompt) bool {
 	}
 	old := sh.prompt
 	sh.prompt = p
+	close(sh.attached)
+	sh.attached = make(chan struct{})
 	sh.mu.Unlock()
 	if old != nil {
 		old.conn.Close()
 	}
 	return true
+}
+
+// promptOrWait returns the prompt connection, or the channel that closes when one attaches.
+func (sh *shell) promptOrWait() (*prompt, <-chan struct{}) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.prompt, sh.attached
 }
 
 // detach forgets p if it is still the prompt connection.
@@ -260,7 +263,9 @@ type resident struct {
 	attrs   peercred.Attrs // the shell's limits and niceness when it started the helper
 }
 
-func newResident(sc *spawnConn, attrs peercred.Attrs) *resident {
+// newResident starts reading a new helper's records; gone is called if the helper ends by
+// itself (not by close).
+func newResident(sc *spawnConn, attrs peercred.Attrs, gone func(error)) *resident {
 	h := &resident{conn: sc.conn, records: make(chan job.Record), dead: make(chan struct{}), quit: make(chan struct{}), attrs: attrs}
 	go func() {
 		defer close(h.dead)
@@ -268,6 +273,11 @@ func newResident(sc *spawnConn, attrs peercred.Attrs) *resident {
 			rec, err := job.ReadRecord(sc.r)
 			if err != nil {
 				h.err = err
+				select {
+				case <-h.quit:
+				default:
+					gone(err)
+				}
 				return
 			}
 			select {
@@ -346,4 +356,11 @@ func (sh *shell) setRunning(on bool) {
 	if h != nil {
 		h.close()
 	}
+}
+
+// foregroundJob reports whether the shell's terminal has another process group in the
+// foreground: a command it started runs there, so it cannot be at its prompt.
+func (sh *shell) foregroundJob() bool {
+	st, err := peercred.ReadStat(sh.e.PID)
+	return err == nil && st.TPGID > 0 && st.TPGID != st.PGRP
 }

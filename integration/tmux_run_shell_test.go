@@ -68,6 +68,14 @@ func TestTmuxRunCommandsInheritNothing(t *testing.T) {
 	e.typeAndWait(t, "sleep 1000 & echo $! > "+pidfile)
 	pid := readPID(t, pidfile)
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	// $! is the forked shell until it has exec'd sleep (close-on-exec acts only then).
+	deadline := time.Now().Add(10 * time.Second)
+	for comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.TrimSpace(string(comm)) != "sleep"; comm, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm") {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never became sleep (%q)", pid, comm)
+		}
+		time.Sleep(10 * time.Millisecond) // polling process state
+	}
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -151,15 +159,14 @@ func TestTmuxRunResidentHelperKilledBetweenRuns(t *testing.T) {
 			}
 		}
 	}
+	ended := strings.Count(e.p.stderr.String(), "tmux_run resident helper ended")
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(first, 0) == nil && !zombie(first) {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed helper is still there")
-		}
-		time.Sleep(10 * time.Millisecond) // polling process state
+	// The broker notices (a multi-threaded process closes its descriptors only once its last
+	// thread is gone, after /proc already shows it a zombie).
+	if !e.p.stderr.waitCount("tmux_run resident helper ended", ended+1, 20*time.Second) {
+		t.Fatalf("the broker did not notice the helper's end; stderr:\n%s", e.p.stderr)
 	}
 	if next := helperPID(); next == first {
 		t.Errorf("the run after the kill used helper %d again", next)
@@ -173,17 +180,6 @@ func shellPID(t testing.TB, e *enrolled) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// zombie reports whether pid has exited and waits for its reaper.
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] == "Z"
 }
 
 // A tmux server started again on the same socket is another server: a run that names the old

@@ -249,6 +249,11 @@ func TestTmuxRunShellNotReady(t *testing.T) {
 	e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "dquote>") })
 	errorOf(t, e.run(t, context.Background(), script), "shell_busy", "not_sent")
 	e.ts.Run("send-keys", "-t", e.pane, "C-c")
+	// zsh flushes typeahead on an interrupt: type the next line only at the fresh prompt.
+	e.ts.WaitFor(e.pane, func(s string) bool {
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		return lines[len(lines)-1] == "%" && strings.Contains(s, "dquote>")
+	})
 
 	flag := filepath.Join(e.ts.Dir, "slept")
 	// Longer than the answer deadline (4 s in these tests).

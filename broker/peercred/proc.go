@@ -10,7 +10,9 @@ import (
 type Stat struct {
 	State     byte   // R, S, D, Z, X, ... (field 3)
 	PPID      int    // field 4: the tmux server, for a pane's own process
+	PGRP      int    // field 5: its process group
 	TTY       int    // field 7: the controlling terminal's device number; 0 once it hung up
+	TPGID     int    // field 8: the terminal's foreground process group
 	StartTime uint64 // field 22
 }
 
@@ -26,12 +28,14 @@ func parseStat(stat string) (Stat, error) {
 		return Stat{}, fmt.Errorf("stat line has %d fields after the command name; want at least 20", len(f))
 	}
 	ppid, err1 := strconv.Atoi(f[1])
-	tty, err2 := strconv.Atoi(f[4])
-	start, err3 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	pgrp, err2 := strconv.Atoi(f[2])
+	tty, err3 := strconv.Atoi(f[4])
+	tpgid, err4 := strconv.Atoi(f[5])
+	start, err5 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return Stat{}, fmt.Errorf("malformed stat line %q", stat)
 	}
-	return Stat{State: f[0][0], PPID: ppid, TTY: tty, StartTime: start}, nil
+	return Stat{State: f[0][0], PPID: ppid, PGRP: pgrp, TTY: tty, TPGID: tpgid, StartTime: start}, nil
 }
 
 // Attrs are the process attributes a script inherits from the shell that tmux_run must match at
