@@ -317,8 +317,13 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 		default:
 		}
 	}
+	var spawned *spawnConn
 	refuse := func(code, msg string) (reply, *spawnConn, string, string) {
 		abandon()
+		if spawned != nil { // the helper came, but the run does not go ahead
+			job.WriteCancel(spawned.conn)
+			spawned.conn.Close()
+		}
 		return reply{}, nil, code, msg
 	}
 	for len(p.replies) > 0 { // answers to abandoned runs
@@ -329,7 +334,6 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 	}
 	deadline := time.NewTimer(b.cfg.ShellAnswer)
 	defer deadline.Stop()
-	var spawned *spawnConn
 	var rep reply
 	var spawnCh chan *spawnConn
 	if rn != nil {
