@@ -511,7 +511,9 @@ func (l *configLoader) positive(env string) (int64, bool, error) {
 func (l *configLoader) logLevel(cfg *Config) error {
 	v, ok := l.pick("log-level", "LIBTMUX_MCP_LOG")
 	if !ok {
-		cfg.LogLevel = slog.LevelInfo
+		// The startup line is printed, not logged; by default only
+		// warnings join it (go-sdk logs every session start at info).
+		cfg.LogLevel = slog.LevelWarn
 		return nil
 	}
 	levels := map[string]slog.Level{

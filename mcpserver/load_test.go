@@ -43,7 +43,7 @@ func writeHelper(t *testing.T, dir string, mode os.FileMode) string {
 
 // defaults is the configuration with nothing given.
 func defaults() Config {
-	return Config{Version: Version, Live: true, LogLevel: slog.LevelInfo}.withDefaults()
+	return Config{Version: Version, Live: true, LogLevel: slog.LevelWarn}.withDefaults()
 }
 
 func TestLoadConfig(t *testing.T) {

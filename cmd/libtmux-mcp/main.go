@@ -16,7 +16,6 @@ import (
 	"syscall"
 
 	"github.com/libtmux/libtmux-mcp/mcpserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
@@ -43,7 +42,7 @@ func run() int {
 	// only its own files and returns nil.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := mcpserver.Serve(ctx, cfg, &mcp.StdioTransport{}, os.Stderr); err != nil {
+	if err := mcpserver.Serve(ctx, cfg, stdioTransport(cfg), os.Stderr); err != nil {
 		fail(err)
 		return 1
 	}
