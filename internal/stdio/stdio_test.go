@@ -19,8 +19,8 @@ const deadline = 30 * time.Second
 // session is an mcp.Server served over a Transport whose stdin and stdout
 // are pipes the test writes and reads.
 type session struct {
-	t     *testing.T
-	in    *io.PipeWriter
+	t       *testing.T
+	in      *io.PipeWriter
 	lines   chan string
 	done    chan error    // Server.Run's result
 	started chan struct{} // a blocking tool started
