@@ -54,7 +54,9 @@ type Config struct {
 	CallerPane string
 
 	LogLevel slog.Level
-	HTTPAddr string
+	HTTPAddr string // --http: a loopback HOST:PORT; empty serves stdio
+	// HTTPToken is LIBTMUX_MCP_HTTP_TOKEN; empty has one generated.
+	HTTPToken string
 
 	// Notice receives the lines meant for the operator, such as which
 	// setup file to source in which pane; os.Stderr when nil. Serve uses

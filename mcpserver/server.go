@@ -52,6 +52,12 @@ func New(ctx context.Context, cfg Config) (*mcp.Server, error) {
 // serves t until the client goes away (stdin EOF) or ctx ends, which are
 // both a clean stop. Stdout carries nothing but the protocol.
 func Serve(ctx context.Context, cfg Config, t mcp.Transport, stderr io.Writer) error {
+	return ServeWith(ctx, cfg, stderr, func(ctx context.Context, srv *mcp.Server) error { return srv.Run(ctx, t) })
+}
+
+// ServeWith is Serve with the serving left to run, which returns when the
+// clients are gone or ctx ends (Streamable HTTP serves this way).
+func ServeWith(ctx context.Context, cfg Config, stderr io.Writer, run func(context.Context, *mcp.Server) error) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	s, err := build(ctx, cfg, log, stderr)
 	if err != nil {
@@ -60,7 +66,7 @@ func Serve(ctx context.Context, cfg Config, t mcp.Transport, stderr io.Writer) e
 	defer s.stop()
 	fmt.Fprintln(stderr, s.startupLine())
 	s.reinviteOnHUP(s.life, stderr)
-	err = s.mcp.Run(ctx, t)
+	err = run(ctx, s.mcp)
 	// Handlers end with the server's life; runs in flight stop their
 	// scripts before the broker closes and the setup files are removed.
 	s.stop()

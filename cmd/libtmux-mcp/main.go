@@ -1,5 +1,6 @@
-// Command libtmux-mcp is an MCP server over stdio that gives an AI agent a
-// tmux server. Run libtmux-mcp --help for its flags and variables.
+// Command libtmux-mcp is an MCP server over stdio (or, with --http,
+// Streamable HTTP on a loopback address) that gives an AI agent a tmux
+// server. Run libtmux-mcp --help for its flags and variables.
 //
 // Stdout carries only JSON-RPC while serving; every message for people goes
 // to stderr. A configuration error stops startup before tmux is contacted,
@@ -42,6 +43,9 @@ func run() int {
 	// only its own files and returns nil.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if cfg.HTTPAddr != "" {
+		return serveHTTP(ctx, cfg)
+	}
 	if err := mcpserver.Serve(ctx, cfg, stdioTransport(cfg), os.Stderr); err != nil {
 		fail(err)
 		return 1
