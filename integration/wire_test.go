@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -308,4 +309,65 @@ func TestStdinEOFAnswersWhatWasRead(t *testing.T) {
 			t.Errorf("stderr at the default log level has %q; want the startup line and warnings only:\n%s", noise, errText)
 		}
 	}
+}
+
+// TestStdinEOFAnswersTheRunInFlight closes stdin while a tmux_run call
+// runs: the run is cancelled at once, its answer (cancelled, observed) is
+// written before stdout closes, and the process exits 0.
+func TestStdinEOFAnswersTheRunInFlight(t *testing.T) {
+	b := build(t)
+	ts := tmuxServer(t)
+	pane := ts.ZshSession("eofrun")
+	file := ts.Dir + "/enroll.zsh"
+	p := startPipe(t, cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000", "LIBTMUX_MCP_LOG=info"),
+		"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane+"="+file, "--helper", b.helper)
+	if _, ok := p.stderr.line("source "+file, 30*time.Second); !ok {
+		t.Fatalf("no invitation; stderr:\n%s", p.stderr)
+	}
+	ts.Type(pane, "source "+file, true)
+	if _, ok := p.stderr.line("tmux_run pane enrolled", 20*time.Second); !ok {
+		t.Fatalf("no enrollment; stderr:\n%s", p.stderr)
+	}
+	info, err := ts.Client.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidfile := ts.Dir + "/pid"
+	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "run", "method": "tools/call", "params": map[string]any{
+		"name": "tmux_run", "arguments": map[string]any{
+			"target": map[string]any{"kind": "pane", "id": pane, "generation": info.Generation},
+			"script": writePIDScript(pidfile, "sleep 60"),
+		}}})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + protocolVersion + `","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	p.next()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(string(call))
+	sh := readPID(t, pidfile) // the script runs
+	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
+
+	rest := p.finish()
+	if len(rest) != 1 {
+		t.Fatalf("stdout after stdin EOF carried %d lines; want the run's answer:\n%s", len(rest), strings.Join(rest, "\n"))
+	}
+	var answer struct {
+		ID     string `json:"id"`
+		Result struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				OK    bool `json:"ok"`
+				Error struct {
+					Code     string `json:"code"`
+					Delivery string `json:"delivery"`
+				} `json:"error"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(rest[0]), &answer); err != nil {
+		t.Fatalf("the answer is not JSON: %v: %s", err, rest[0])
+	}
+	sc := answer.Result.StructuredContent
+	if answer.ID != "run" || !answer.Result.IsError || sc.OK || sc.Error.Code != "cancelled" || sc.Error.Delivery != "observed" {
+		t.Errorf("the run in flight at stdin EOF answered %s; want cancelled, observed, with isError", rest[0])
+	}
+	groupGone(t, sh)
 }
