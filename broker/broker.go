@@ -220,13 +220,8 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 // sameServer reports whether a $TMUX value (socket,pid,session) names the
 // server the broker serves.
 func (b *Broker) sameServer(tmuxEnv string) bool {
-	parts := strings.Split(tmuxEnv, ",")
-	if len(parts) < 2 || parts[1] != strconv.Itoa(b.server.PID) {
-		return false
-	}
-	a, err1 := filepath.EvalSymlinks(parts[0])
-	c, err2 := filepath.EvalSymlinks(b.server.SocketPath)
-	return err1 == nil && err2 == nil && a == c
+	env, ok := tmux.ParseTMUX(tmuxEnv)
+	return ok && env.Names(b.server)
 }
 
 // panePID reads #{pane_pid} of pane.
@@ -245,8 +240,7 @@ var errNoPane = errors.New("no such pane")
 func (b *Broker) pane(ctx context.Context, pane string) (tmux.Pane, string, error) {
 	snap, err := b.cfg.Client.Snapshot(ctx, tmux.Want{Panes: true, Scope: tmux.PaneScope{PaneID: pane}})
 	if err != nil {
-		var te *tmux.Error
-		if errors.As(err, &te) && strings.Contains(te.Stderr, "can't find pane") {
+		if errors.Is(err, tmux.ErrNotFound) {
 			return tmux.Pane{}, "", errNoPane
 		}
 		return tmux.Pane{}, "", err

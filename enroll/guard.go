@@ -3,7 +3,6 @@ package enroll
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
@@ -17,14 +16,12 @@ const RunOption = "@libtmux_mcp_run"
 // OK line with this call's nonce authorizes; a missing pane takes the false
 // branch (tmux exits 0 either way, so the exit code proves nothing).
 func Guard(ctx context.Context, c *tmux.Client, pane string, pid int, runID string) (bool, error) {
-	if !tmux.ValidPaneID(pane) {
-		return false, fmt.Errorf("pane id %q is not of the form %%N", pane)
-	}
 	nonce := newID()
-	cond := "#{&&:#{==:#{pane_pid}," + strconv.Itoa(pid) + "},#{!=:#{pane_dead},1}}"
-	yes := "set -p -t " + pane + " " + RunOption + " " + runID + " ; display -p OK-" + nonce
-	no := "display -p NO-" + nonce
-	out, err := c.Run(ctx, "if-shell", "-F", "-t", pane, cond, yes, no)
+	args, err := tmux.GuardCommand(pane, pid, RunOption, runID, nonce)
+	if err != nil {
+		return false, err
+	}
+	out, err := c.Run(ctx, args...)
 	if err != nil {
 		return false, err
 	}

@@ -1,12 +1,17 @@
 // Package mcpserver is the MCP surface of libtmux-mcp: the tool catalog, the
 // toolset policy that decides which tools exist, result envelopes and read
-// budgets, and the constructor that returns a ready *mcp.Server.
+// budgets, and New, which returns a ready *mcp.Server for any transport.
 //
-// Every tool goes through one registration helper (register.go) that gives
-// it typed parameters, an object answer sent both as structuredContent and
-// as unescaped JSON text, tool errors that name the recovery, panic recovery,
+// A tool is a value: one file declares its spec (name, toolset, title,
+// description for the model, capability row) and its handler, a named
+// method of server, and registers it in init. register.go gives every tool
+// the same treatment: typed parameters (or, for tmux_run, its contract's
+// schemas verbatim), an object answer sent both as structuredContent and as
+// unescaped JSON text, tool errors that name the recovery, panic recovery,
 // and a context that ends on client cancellation and on server shutdown.
 //
-// The package does not parse flags (cmd/libtmux-mcp does, through
-// LoadConfig) and does not talk to tmux except through package tmux.
+// The package parses no flags (internal/config does), starts no process
+// and installs no signal handler: cmd/libtmux-mcp builds the pieces (the
+// tmux client, the tmux_run broker and registry) and hands them to New.
+// It talks to tmux only through package tmux.
 package mcpserver

@@ -9,21 +9,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Embed the tmux tools in a program of your own: New returns an
-// *mcp.Server for the configuration, already connected to tmux (a server
-// is started on the socket when none runs), to be run on any transport.
+// Embed the tmux tools in a program of your own: pin a tmux client to a
+// socket, let Ensure connect (starting a server when none runs), freeze a
+// selection, and serve the returned *mcp.Server on any transport.
 func ExampleNew() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // ends the handlers too
 
-	srv, err := mcpserver.New(ctx, mcpserver.Config{
-		Version:  "embedded",
-		Route:    tmux.Route{SocketName: "agent"},
-		Toolsets: []string{mcpserver.Inspect},
-	})
+	client, err := tmux.NewClient(tmux.Route{SocketName: "agent"}, 0)
 	if err != nil {
 		log.Fatal(err)
 	}
+	startup, err := client.Ensure(ctx, tmux.Want{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sel, err := mcpserver.Select(startup.Provenance, []string{mcpserver.Inspect}, nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := mcpserver.New(ctx, mcpserver.Deps{Version: "embedded", Tmux: client, Startup: startup, Selection: sel})
 	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
 		log.Print(err)
 	}

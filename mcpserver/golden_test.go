@@ -8,25 +8,20 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden tool schemas in testdata/tools")
 
 // allTools lists every tool of the catalog through a client, with every
-// toolset and every opt-in tool enabled.
+// tool selected. No tmux server is needed: listing calls no handler.
 func allTools(t *testing.T) []*mcp.Tool {
 	t.Helper()
-	ts := tmuxtest.Start(t)
-	var optIn []string
-	for name, set := range catalog {
-		if set == OptIn {
-			optIn = append(optIn, name)
-		}
-	}
-	cs := connect(t, ts, goldenConfig(t, ts, optIn))
-	res, err := cs.ListTools(context.Background(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv := New(ctx, Deps{Selection: Selection{Toolsets: Toolsets, Tools: ToolNames()}})
+	cs := connectServer(t, ctx, srv)
+	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +83,10 @@ func TestAnnotationsAreExplicit(t *testing.T) {
 		if hints["openWorldHint"] != false {
 			t.Errorf("%s: openWorldHint = %v; tmux is a closed world", tool.Name, hints["openWorldHint"])
 		}
-		ro := catalog[tool.Name] == Inspect
-		if hints["readOnlyHint"] != ro || hints["destructiveHint"] == ro && catalog[tool.Name] != Manage {
-			t.Errorf("%s (%s): hints %v do not match the toolset", tool.Name, catalog[tool.Name], hints)
+		ts := catalog[tool.Name].spec().toolset
+		ro := ts == Inspect
+		if hints["readOnlyHint"] != ro || hints["destructiveHint"] == ro && ts != Manage {
+			t.Errorf("%s (%s): hints %v do not match the toolset", tool.Name, ts, hints)
 		}
 		out, _ := json.Marshal(tool.OutputSchema)
 		var schema map[string]any

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 
@@ -12,20 +11,43 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// connect serves cfg (pointed at ts) over in-memory transports and returns
+// connect serves d (pointed at ts) over in-memory transports and returns
 // a connected client session, closed in t.Cleanup.
-func connect(t *testing.T, ts *tmuxtest.Server, cfg Config) *mcp.ClientSession {
+func connect(t *testing.T, ts *tmuxtest.Server, d Deps) *mcp.ClientSession {
+	cs, _ := serve(t, ts, d)
+	return cs
+}
+
+// serve is connect that also returns the tmux client the server uses. It
+// fills what d leaves out as cmd/libtmux-mcp would: a client on ts, the
+// startup facts and the provenance's default selection.
+func serve(t *testing.T, ts *tmuxtest.Server, d Deps) (*mcp.ClientSession, *tmux.Client) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cfg.Route = tmux.Route{SocketPath: ts.Socket}
-	if cfg.Notice == nil {
-		cfg.Notice = io.Discard
+	if d.Tmux == nil {
+		c, err := tmux.NewClient(tmux.Route{SocketPath: ts.Socket}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Tmux = c
 	}
-	srv, err := New(ctx, cfg)
+	st, err := d.Tmux.Ensure(ctx, tmux.Want{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.Startup = st
+	if d.Selection.Tools == nil {
+		if d.Selection, err = Select(st.Provenance, nil, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return connectServer(t, ctx, New(ctx, d)), d.Tmux
+}
+
+// connectServer connects a client to srv over in-memory transports.
+func connectServer(t *testing.T, ctx context.Context, srv *mcp.Server) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	go srv.Run(ctx, st)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)

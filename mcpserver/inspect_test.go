@@ -3,8 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,14 +13,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/libtmux/libtmux-mcp/tmux"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestInspectAgainstRealServer(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("work", "sh")
 	second := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", pane, "sh"))
-	cs := connect(t, ts, Config{})
+	cs := connect(t, ts, Deps{})
 
 	var info serverInfoResult
 	call(t, cs, "get_server_info", map[string]any{}, &info)
@@ -90,7 +87,7 @@ func TestInspectAgainstRealServer(t *testing.T) {
 func TestUnknownTargetsNameTheRecovery(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.NewSession("a", "sh")
-	cs := connect(t, ts, Config{})
+	cs := connect(t, ts, Deps{})
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -129,7 +126,7 @@ func TestCaptureOfHugeLineStaysInBudget(t *testing.T) {
 	}
 	ts.Type(pane, "clear; cat "+file, true)
 	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "END") })
-	cs := connect(t, ts, Config{})
+	cs := connect(t, ts, Deps{})
 	var cap capturePaneResult
 	call(t, cs, "capture_pane", map[string]any{"paneId": pane, "start": -100000, "joinWrapped": true}, &cap)
 	total := 0
@@ -153,7 +150,7 @@ func TestSessionNamesComeBackAsTmuxReportsThem(t *testing.T) {
 	for _, name := range []string{"two words", `it's "quoted"`, "hash #{pane_id} ##", "ünïcödé ✓", "tab\there"} {
 		ts.NewSession(name, "sh")
 	}
-	cs := connect(t, ts, Config{})
+	cs := connect(t, ts, Deps{})
 	want := strings.Split(strings.TrimSuffix(ts.Run("list-sessions", "-F", "#{session_name}"), "\n"), "\n")
 	var got listSessionsResult
 	call(t, cs, "list_sessions", nil, &got)
@@ -178,7 +175,7 @@ func TestListPanesWithoutLocale(t *testing.T) {
 	os.Unsetenv("LC_CTYPE")
 	ts := tmuxtest.Start(t)
 	ts.NewSession("ünï\tcode", "sh")
-	cs := connect(t, ts, Config{})
+	cs := connect(t, ts, Deps{})
 	var got listPanesResult
 	call(t, cs, "list_panes", nil, &got)
 	want := strings.TrimSuffix(ts.Run("list-panes", "-a", "-F", "#{session_name}"), "\n")
@@ -212,7 +209,7 @@ func TestCallerAndWatchedPanes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, ts, Config{
+	cs := connect(t, ts, Deps{
 		CallerTMUX: fmt.Sprintf("%s,%d,0", info.SocketPath, info.PID),
 		CallerPane: otherWindowPane,
 	})
@@ -231,7 +228,7 @@ func TestCallerAndWatchedPanes(t *testing.T) {
 	}
 
 	// A TMUX naming another server (another pid) proves nothing.
-	cs2 := connect(t, ts, Config{CallerTMUX: fmt.Sprintf("%s,%d,0", info.SocketPath, info.PID+1), CallerPane: otherWindowPane})
+	cs2 := connect(t, ts, Deps{CallerTMUX: fmt.Sprintf("%s,%d,0", info.SocketPath, info.PID+1), CallerPane: otherWindowPane})
 	call(t, cs2, "list_panes", nil, &got)
 	for _, p := range got.Panes {
 		if p.Caller {
@@ -246,19 +243,8 @@ func TestCallerAndWatchedPanes(t *testing.T) {
 func TestInspectToolsMakeOneTmuxCall(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("one", "sh")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := build(ctx, Config{Route: tmux.Route{SocketPath: ts.Socket}}, slog.New(slog.DiscardHandler), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	go s.mcp.Run(ctx, st)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "count", Version: "0"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx := context.Background()
+	cs, client := serve(t, ts, Deps{})
 	snap, err := ts.Client.Snapshot(ctx, tmux.Want{Sessions: true, Windows: true})
 	if err != nil {
 		t.Fatal(err)
@@ -276,11 +262,11 @@ func TestInspectToolsMakeOneTmuxCall(t *testing.T) {
 		{"get_pane_info", map[string]any{"paneId": pane}},
 		{"capture_pane", map[string]any{"paneId": pane}},
 	} {
-		before := s.tmux.Calls()
+		before := client.Calls()
 		if msg := call(t, cs, tc.tool, tc.args, nil); msg != "" {
 			t.Fatalf("%s: %s", tc.tool, msg)
 		}
-		if n := s.tmux.Calls() - before; n != 1 {
+		if n := client.Calls() - before; n != 1 {
 			t.Errorf("%s made %d tmux calls; want 1", tc.tool, n)
 		}
 	}

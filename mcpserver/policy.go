@@ -24,21 +24,8 @@ var Toolsets = []string{Execute, Inspect, Manage, Teardown}
 // with --enable-tool.
 const OptIn = ""
 
-// catalog maps every tool this server implements to its toolset.
-var catalog = map[string]string{
-	"get_server_info":  Inspect,
-	"list_sessions":    Inspect,
-	"list_windows":     Inspect,
-	"list_panes":       Inspect,
-	"get_session_info": Inspect,
-	"get_window_info":  Inspect,
-	"get_pane_info":    Inspect,
-	"capture_pane":     Inspect,
-	"tmux_run":         OptIn,
-}
-
 // KnownTool reports whether name is a tool of this server.
-func KnownTool(name string) bool { _, ok := catalog[name]; return ok }
+func KnownTool(name string) bool { return catalog[name] != nil }
 
 // KnownToolset reports whether name is a toolset.
 func KnownToolset(name string) bool { return slices.Contains(Toolsets, name) }
@@ -67,7 +54,7 @@ func (s Selection) Has(tool string) bool { _, ok := slices.BinarySearch(s.Tools,
 // DefaultToolsets is the toolset selection for a server of provenance p:
 // all four only for a new server on the shipped minimal configuration.
 func DefaultToolsets(p tmux.Provenance) []string {
-	if p.State == "new" && p.Config == "minimal" {
+	if p.Full() {
 		return []string{Execute, Inspect, Manage, Teardown}
 	}
 	return []string{Execute, Inspect, Manage}
@@ -92,8 +79,8 @@ func Select(p tmux.Provenance, toolsets, enable, exclude []string) (Selection, e
 		}
 	}
 	on := map[string]bool{}
-	for name, ts := range catalog {
-		if ts != OptIn && slices.Contains(toolsets, ts) {
+	for name, t := range catalog {
+		if ts := t.spec().toolset; ts != OptIn && slices.Contains(toolsets, ts) {
 			on[name] = true
 		}
 	}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -29,14 +30,112 @@ type Capability struct {
 	InputLiteralization map[string]string `json:"inputLiteralization"`
 }
 
-// toolSpec is one tool: its documentation for the model, its capability
-// row and its handler. The toolset comes from the catalog.
-type toolSpec[In, Out any] struct {
+// toolSpec is what the model and the host read about a tool.
+type toolSpec struct {
 	name        string
+	toolset     string // Inspect, Manage, Execute, Teardown or OptIn
 	title       string
 	description string
 	capability  Capability
-	handle      func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error)
+	// annotations override the toolset's (tmux_run follows its contract).
+	annotations *mcp.ToolAnnotations
+	// inputSchema and outputSchema are given only by raw tools; typed
+	// tools infer theirs from their parameter and result types.
+	inputSchema, outputSchema json.RawMessage
+}
+
+// tool is one entry of the catalog: a spec and a way to serve it.
+type tool interface {
+	spec() *toolSpec
+	serve(s *server, t *mcp.Tool)
+}
+
+// typedTool is a tool with typed arguments and a typed answer: go-sdk
+// validates both against the schemas it infers from In and Out.
+type typedTool[In, Out any] struct {
+	toolSpec
+	handle func(s *server, ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error)
+}
+
+func (t *typedTool[In, Out]) spec() *toolSpec { return &t.toolSpec }
+
+func (t *typedTool[In, Out]) serve(s *server, mt *mcp.Tool) {
+	mcp.AddTool(s.mcp, mt, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		ctx, cancel := s.handlerContext(ctx)
+		defer cancel()
+		defer s.recoverTool(t.name, &err)
+		out, err = t.handle(s, ctx, req, in)
+		if err != nil {
+			return nil, out, err
+		}
+		text, err := encodeJSON(out)
+		if err != nil {
+			return nil, out, fmt.Errorf("encode the %s answer: %w", t.name, err)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+	})
+}
+
+// rawTool is a tool that publishes its schemas verbatim and validates its
+// own arguments (tmux_run: its contract's pattern cannot be compiled by
+// Go's regexp, so typed registration is impossible).
+type rawTool struct {
+	toolSpec
+	handle func(s *server, ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error)
+}
+
+func (t *rawTool) spec() *toolSpec { return &t.toolSpec }
+
+func (t *rawTool) serve(s *server, mt *mcp.Tool) {
+	s.mcp.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		ctx, cancel := s.handlerContext(ctx)
+		defer cancel()
+		defer s.recoverTool(t.name, &err)
+		return t.handle(s, ctx, req)
+	})
+}
+
+// catalog is every tool of this server by name. Each tool's file adds it
+// with register in an init function: adding a tool is one file (plus its
+// golden schema in testdata/tools).
+var catalog = map[string]tool{}
+
+// register adds t to the catalog. A duplicate name, an unknown toolset or
+// a tool without its documentation is a programming mistake and panics at
+// start.
+func register(t tool) {
+	sp := t.spec()
+	switch {
+	case sp.name == "" || sp.title == "" || sp.description == "":
+		panic(fmt.Sprintf("mcpserver: tool %q lacks a name, title or description", sp.name))
+	case catalog[sp.name] != nil:
+		panic(fmt.Sprintf("mcpserver: tool %q registered twice", sp.name))
+	case sp.toolset != OptIn && !KnownToolset(sp.toolset):
+		panic(fmt.Sprintf("mcpserver: tool %q has unknown toolset %q", sp.name, sp.toolset))
+	case sp.capability.ProcessReach == "" || sp.capability.InputLiteralization == nil:
+		panic(fmt.Sprintf("mcpserver: tool %q has no capability row", sp.name))
+	}
+	catalog[sp.name] = t
+}
+
+// mcpTool is the tool as tools/list shows it.
+func (sp *toolSpec) mcpTool() *mcp.Tool {
+	a := sp.annotations
+	if a == nil {
+		a = annotationsFor(sp.toolset, sp.title)
+	}
+	t := &mcp.Tool{
+		Name:        sp.name,
+		Title:       sp.title,
+		Description: sp.description,
+		Annotations: a,
+		Meta:        mcp.Meta{CapabilityMetaKey: sp.capability},
+	}
+	if sp.inputSchema != nil {
+		t.InputSchema = sp.inputSchema
+		t.OutputSchema = sp.outputSchema
+	}
+	return t
 }
 
 // annotationsFor sets all four hints for a tool of toolset ts: inspect tools
@@ -56,43 +155,21 @@ func annotationsFor(ts, title string) *mcp.ToolAnnotations {
 	return a
 }
 
-// addTool registers spec on s when the selection has it. It panics on a
-// tool missing from the catalog: that is a programming mistake.
-func addTool[In, Out any](s *server, spec toolSpec[In, Out]) {
-	ts, ok := catalog[spec.name]
-	if !ok {
-		panic(fmt.Sprintf("mcpserver: tool %q is not in the catalog", spec.name))
+// addTools serves every tool of the selection.
+func (s *server) addTools() {
+	for _, name := range s.sel.Tools {
+		t := catalog[name]
+		t.serve(s, t.spec().mcpTool())
 	}
-	s.registered[spec.name] = spec.capability
-	if !s.sel.Has(spec.name) {
-		return
+}
+
+// recoverTool turns a panic in a handler into an error answer: a bug must
+// not end every session of the process.
+func (s *server) recoverTool(name string, err *error) {
+	if r := recover(); r != nil {
+		s.log.Error("tool panicked", slog.String("tool", name), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+		*err = fmt.Errorf("internal error in %s: %v; this is a bug in libtmux-mcp, please report it with the call that caused it", name, r)
 	}
-	tool := &mcp.Tool{
-		Name:        spec.name,
-		Title:       spec.title,
-		Description: spec.description,
-		Annotations: annotationsFor(ts, spec.title),
-		Meta:        mcp.Meta{CapabilityMetaKey: spec.capability},
-	}
-	mcp.AddTool(s.mcp, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
-		ctx, cancel := s.handlerContext(ctx)
-		defer cancel()
-		defer func() {
-			if r := recover(); r != nil {
-				s.log.Error("tool panicked", slog.String("tool", spec.name), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
-				err = fmt.Errorf("internal error in %s: %v; this is a bug in libtmux-mcp, please report it with the call that caused it", spec.name, r)
-			}
-		}()
-		out, err = spec.handle(ctx, req, in)
-		if err != nil {
-			return nil, out, err
-		}
-		text, err := encodeJSON(out)
-		if err != nil {
-			return nil, out, fmt.Errorf("encode the %s answer: %w", spec.name, err)
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
-	})
 }
 
 // handlerContext ends when the request is cancelled or the server shuts

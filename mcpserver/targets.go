@@ -37,7 +37,7 @@ func (s *server) explain(ctx context.Context, err error, kind, id string) error 
 	if errors.Is(err, tmux.ErrNoServer) {
 		return fmt.Errorf("the tmux server on %s is not running (%s); start it again, or restart libtmux-mcp to start one", s.tmux.Route().Socket(), strings.TrimSpace(te.Stderr))
 	}
-	if !strings.Contains(te.Stderr, "can't find") {
+	if !errors.Is(err, tmux.ErrNotFound) {
 		return err
 	}
 	snap, serr := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true, Windows: true, Panes: true})

@@ -21,7 +21,7 @@ type Client struct {
 	route   Route
 	timeout time.Duration
 	env     []string
-	calls   atomic.Int64
+	calls   *atomic.Int64
 }
 
 // NewClient returns a client for route. Each call is bounded by timeout
@@ -33,7 +33,7 @@ func NewClient(route Route, timeout time.Duration) (*Client, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &Client{route: route, timeout: timeout, env: utf8Environ(os.Environ())}, nil
+	return &Client{route: route, timeout: timeout, env: utf8Environ(os.Environ()), calls: new(atomic.Int64)}, nil
 }
 
 // Route is the route this client is pinned to.
@@ -65,33 +65,52 @@ func (e *Error) Unwrap() error { return e.Err }
 // on the socket.
 var ErrNoServer = errors.New("no tmux server is running on this socket")
 
-// Is lets errors.Is(err, ErrNoServer) recognise tmux's own wording.
+// ErrNotFound is matched (with errors.Is) by errors that say the target
+// (a session, window, pane or client) does not exist.
+var ErrNotFound = errors.New("no such tmux target")
+
+// Is lets errors.Is(err, ErrNoServer) and errors.Is(err, ErrNotFound)
+// recognise tmux's own wording, so callers never match stderr text.
 func (e *Error) Is(target error) bool {
-	if target != ErrNoServer {
-		return false
-	}
 	s := e.Stderr
-	return strings.Contains(s, "no server running") ||
-		strings.Contains(s, "error connecting to") ||
-		strings.Contains(s, "server exited unexpectedly")
+	switch target {
+	case ErrNoServer:
+		return strings.Contains(s, "no server running") ||
+			strings.Contains(s, "error connecting to") ||
+			strings.Contains(s, "server exited unexpectedly")
+	case ErrNotFound:
+		return strings.Contains(s, "can't find")
+	}
+	return false
 }
 
 // Run runs tmux with args and returns its stdout. The socket flags are added
 // here; args must not select another socket.
 func (c *Client) Run(ctx context.Context, args ...string) (string, error) {
-	out, err := c.run(ctx, nil, args)
+	out, err := c.run(ctx, c.timeout, nil, args)
+	return string(out), err
+}
+
+// RunFor is Run with its own deadline instead of the client's command
+// timeout, for commands that block by design (wait-for) for as long as the
+// caller's wait allows.
+func (c *Client) RunFor(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
+	out, err := c.run(ctx, timeout, nil, args)
 	return string(out), err
 }
 
 // RunConfig runs tmux with -f config before args; tmux reads the file only
 // when this invocation starts the server.
 func (c *Client) RunConfig(ctx context.Context, config string, args ...string) (string, error) {
-	out, err := c.run(ctx, []string{"-f", config}, args)
+	out, err := c.run(ctx, c.timeout, []string{"-f", config}, args)
 	return string(out), err
 }
 
-func (c *Client) run(ctx context.Context, pre, args []string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+// run is the one place a tmux process starts: the socket is pinned, the
+// locale is UTF-8, stderr is kept apart for the error, and the deadline
+// ends it (TERM, then KILL after a grace).
+func (c *Client) run(ctx context.Context, timeout time.Duration, pre, args []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	argv := append(append(append([]string{"-u"}, c.route.socketArgs()...), pre...), args...)
 	cmd := exec.CommandContext(ctx, c.route.bin(), argv...)
@@ -106,7 +125,7 @@ func (c *Client) run(ctx context.Context, pre, args []string) ([]byte, error) {
 	err := cmd.Run()
 	if err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (tmux did not answer within %s)", ctx.Err(), c.timeout)
+			err = fmt.Errorf("%w (tmux did not answer within %s)", ctx.Err(), timeout)
 		}
 		return stdout.Bytes(), &Error{Args: argv, Stderr: stderr.String(), Err: err}
 	}

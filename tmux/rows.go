@@ -43,6 +43,7 @@ type Pane struct {
 	Dead           bool
 	DeadStatus     int
 	InMode         bool
+	Mode           string // the mode's name (copy-mode, view-mode…) while InMode
 	Synchronized   bool
 	Title          string
 	CursorX        int
@@ -104,6 +105,7 @@ var paneFields = []field[Pane]{
 	num("cursor_x", func(r *Pane) *int { return &r.CursorX }),
 	num("cursor_y", func(r *Pane) *int { return &r.CursorY }),
 	num("history_size", func(r *Pane) *int { return &r.HistorySize }),
+	str("pane_mode", func(r *Pane) *string { return &r.Mode }),
 	str("session_name", func(r *Pane) *string { return &r.SessionName }),
 	str("window_name", func(r *Pane) *string { return &r.WindowName }),
 	str("pane_title", func(r *Pane) *string { return &r.Title }),

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -22,39 +21,51 @@ var minimalConfig []byte
 // this program started.
 const markerOption = "@libtmux_mcp_marker"
 
-// Provenance says where the server came from: State is "new" only for the
-// process that started it and read its own marker back, else "existing";
-// Config is "minimal" only for a new server on the shipped configuration.
+// State says who started the server.
+type State string
+
+// Config says which configuration the server started with.
+type Config string
+
+const (
+	// StateNew: this process started the server and read its marker back.
+	StateNew State = "new"
+	// StateExisting: the server was running already, or another process
+	// won the race to start it.
+	StateExisting State = "existing"
+
+	// ConfigMinimal: a new server on the shipped minimal configuration.
+	ConfigMinimal Config = "minimal"
+	// ConfigOther: any other configuration, or an existing server.
+	ConfigOther Config = "other"
+)
+
+// Provenance says where the server came from: State is new only for the
+// process that started it and read its own marker back; Config is minimal
+// only for a new server on the shipped configuration.
 type Provenance struct {
-	State  string `json:"state"`
-	Config string `json:"config"`
+	State  State  `json:"state"`
+	Config Config `json:"config"`
 }
+
+// Full reports whether the server is one this process started on the
+// shipped configuration, the one provenance that earns every toolset.
+func (p Provenance) Full() bool { return p.State == StateNew && p.Config == ConfigMinimal }
 
 // ServerInfo identifies a running server.
 type ServerInfo struct {
-	PID        int
-	StartTime  int
-	SocketPath string
-	Generation string
+	PID         int
+	StartTime   int
+	SocketPath  string
+	Generation  string
+	VersionText string // #{version}, as the server reports it
 }
 
 // Info reads the server's identity in one call. The generation changes
 // whenever the server is restarted on the same socket.
 func (c *Client) Info(ctx context.Context) (ServerInfo, error) {
-	out, err := c.Run(ctx, "display-message", "-p", "#{pid} #{start_time} #{socket_path}")
-	if err != nil {
-		return ServerInfo{}, err
-	}
-	parts := strings.SplitN(strings.TrimSuffix(out, "\n"), " ", 3)
-	if len(parts) != 3 {
-		return ServerInfo{}, fmt.Errorf("unexpected server identity %q", out)
-	}
-	pid, err1 := strconv.Atoi(parts[0])
-	start, err2 := strconv.Atoi(parts[1])
-	if err := errors.Join(err1, err2); err != nil {
-		return ServerInfo{}, fmt.Errorf("unexpected server identity %q: %w", out, err)
-	}
-	return ServerInfo{PID: pid, StartTime: start, SocketPath: parts[2], Generation: Generation(pid, start, parts[2])}, nil
+	snap, err := c.Snapshot(ctx, Want{})
+	return snap.Server, err
 }
 
 // Generation derives the opaque server generation from the server's pid,
@@ -64,33 +75,57 @@ func Generation(pid, startTime int, socketPath string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// Ensure connects to the route's server, starting one when none runs, and
-// reports its provenance and identity. A server started on the default
-// socket gets the shipped minimal configuration unless route.Config names
-// another; a server started on an explicit socket follows tmux's own
-// configuration rules (or route.Config). Either way the new server is told
-// exit-empty off so it outlives having no sessions.
-func (c *Client) Ensure(ctx context.Context) (Provenance, ServerInfo, error) {
-	info, err := c.Info(ctx)
-	if err == nil {
-		return Provenance{State: "existing", Config: "other"}, info, nil
-	}
-	if !errors.Is(err, ErrNoServer) {
-		return Provenance{}, ServerInfo{}, err
-	}
-	prov, err := c.start(ctx)
-	if err != nil {
-		return Provenance{}, ServerInfo{}, err
-	}
-	info, err = c.Info(ctx)
-	return prov, info, err
+// Startup is what Ensure learned about the server.
+type Startup struct {
+	Provenance Provenance
+	Version    Version
+	Snapshot   Snapshot // the identity and the rows asked for
 }
 
-// start starts the server with a provenance marker and reads it back.
-func (c *Client) start(ctx context.Context) (Provenance, error) {
+// Ensure connects to the route's server, starting one when none runs, and
+// reports its provenance, its version and a snapshot of what want asks
+// for. A running server costs one tmux process; starting one costs two. A
+// server started on the default socket gets the shipped minimal
+// configuration unless route.Config names another; a server started on an
+// explicit socket follows tmux's own configuration rules (or
+// route.Config). Either way the new server is told exit-empty off so it
+// outlives having no sessions. A tmux older than MinVersion is refused.
+func (c *Client) Ensure(ctx context.Context, want Want) (Startup, error) {
+	args, err := snapshotArgs(want)
+	if err != nil {
+		return Startup{}, err
+	}
+	out, runErr := c.Run(ctx, args...)
+	snap, _, err := snapshotResult(out, runErr)
+	prov := Provenance{State: StateExisting, Config: ConfigOther}
+	if errors.Is(err, ErrNoServer) {
+		prov, snap, err = c.start(ctx, args)
+	}
+	if err != nil {
+		return Startup{}, err
+	}
+	v, err := c.serverVersion(ctx, snap.Server)
+	if err != nil {
+		return Startup{}, err
+	}
+	return Startup{Provenance: prov, Version: v, Snapshot: snap}, nil
+}
+
+// serverVersion reads the version the server reported, or asks tmux -V
+// when the server is too old to report one.
+func (c *Client) serverVersion(ctx context.Context, info ServerInfo) (Version, error) {
+	if info.VersionText == "" {
+		return c.DetectVersion(ctx)
+	}
+	return checkVersion(info.VersionText)
+}
+
+// start starts the server with a provenance marker and, in the same
+// invocation, reads the marker back and runs the snapshot commands.
+func (c *Client) start(ctx context.Context, snapshot []string) (Provenance, Snapshot, error) {
 	if c.route.SocketPath != "" {
 		if err := os.MkdirAll(filepath.Dir(c.route.SocketPath), 0o700); err != nil {
-			return Provenance{}, fmt.Errorf("create the socket's directory: %w", err)
+			return Provenance{}, Snapshot{}, fmt.Errorf("create the socket's directory: %w", err)
 		}
 	}
 	marker := uuid.NewString()
@@ -98,12 +133,12 @@ func (c *Client) start(ctx context.Context) (Provenance, error) {
 	if config == "" && !c.route.Explicit() {
 		dir, err := os.MkdirTemp("", "libtmux-mcp-conf-")
 		if err != nil {
-			return Provenance{}, err
+			return Provenance{}, Snapshot{}, err
 		}
 		defer os.RemoveAll(dir)
 		config = filepath.Join(dir, "minimal.conf")
 		if err := os.WriteFile(config, minimalConfig, 0o600); err != nil {
-			return Provenance{}, err
+			return Provenance{}, Snapshot{}, err
 		}
 		minimal = true
 	}
@@ -111,26 +146,26 @@ func (c *Client) start(ctx context.Context) (Provenance, error) {
 	// as the test, so a second process racing to start the server reads the
 	// first one's marker and knows it did not start it.
 	args := []string{"start-server", ";", "if-shell", "-F", "#{" + markerOption + "}", "",
-		"set -g " + markerOption + " " + marker + " ; set -s exit-empty off"}
+		"set -g " + markerOption + " " + marker + " ; set -s exit-empty off",
+		";", "display-message", "-p", "M" + fieldSep + "#{" + markerOption + "}" + recordSep, ";"}
+	args = append(args, snapshot...)
+	var out string
 	var err error
 	if config != "" {
-		_, err = c.RunConfig(ctx, config, args...)
+		out, err = c.RunConfig(ctx, config, args...)
 	} else {
-		_, err = c.Run(ctx, args...)
+		out, err = c.Run(ctx, args...)
 	}
+	snap, extra, err := snapshotResult(out, err)
 	if err != nil {
-		return Provenance{}, fmt.Errorf("start the tmux server: %w", err)
+		return Provenance{}, Snapshot{}, fmt.Errorf("start the tmux server: %w", err)
 	}
-	got, err := c.Run(ctx, "show-options", "-gqv", markerOption)
-	if err != nil {
-		return Provenance{}, fmt.Errorf("read the provenance marker back: %w", err)
+	if strings.TrimSpace(extra["M"]) != marker {
+		return Provenance{State: StateExisting, Config: ConfigOther}, snap, nil
 	}
-	if strings.TrimSpace(got) != marker {
-		return Provenance{State: "existing", Config: "other"}, nil
-	}
-	p := Provenance{State: "new", Config: "other"}
+	p := Provenance{State: StateNew, Config: ConfigOther}
 	if minimal {
-		p.Config = "minimal"
+		p.Config = ConfigMinimal
 	}
-	return p, nil
+	return p, snap, nil
 }

@@ -26,22 +26,51 @@ type Snapshot struct {
 	Clients  []AttachedClient
 }
 
-// serverRow is the identity row every snapshot starts with.
+// serverRow is the identity row every snapshot starts with. It is the one
+// parser of the server's identity.
 type serverRow struct {
 	pid, start, sessions int
-	socket               string
+	version, socket      string
 }
 
 var serverFields = []field[serverRow]{
 	num("pid", func(r *serverRow) *int { return &r.pid }),
 	num("start_time", func(r *serverRow) *int { return &r.start }),
 	num("server_sessions", func(r *serverRow) *int { return &r.sessions }),
+	str("version", func(r *serverRow) *string { return &r.version }),
 	str("socket_path", func(r *serverRow) *string { return &r.socket }),
 }
 
 // Snapshot reads the server identity and the rows asked for in a single
 // tmux invocation. A server with no sessions answers empty lists.
 func (c *Client) Snapshot(ctx context.Context, want Want) (Snapshot, error) {
+	args, err := snapshotArgs(want)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	out, runErr := c.Run(ctx, args...)
+	snap, _, err := snapshotResult(out, runErr)
+	return snap, err
+}
+
+// snapshotResult parses a snapshot's output and tells an empty server from
+// a failure. It also returns the raw rows of tags other than the snapshot's.
+func snapshotResult(out string, runErr error) (Snapshot, map[string]string, error) {
+	snap, sessions, extra, err := parseSnapshot(out)
+	if runErr != nil {
+		// tmux answers "no current target" to the list commands of a
+		// server without sessions; that is an empty server, not an error.
+		var te *Error
+		if err == nil && sessions == 0 && errors.As(runErr, &te) && strings.Contains(te.Stderr, "no current target") {
+			return snap, extra, nil
+		}
+		return Snapshot{}, nil, runErr
+	}
+	return snap, extra, err
+}
+
+// snapshotArgs is the one tmux command line that reads want.
+func snapshotArgs(want Want) ([]string, error) {
 	args := []string{"display-message", "-p", "I" + fieldSep + format(serverFields)}
 	add := func(tag string, cmd ...string) {
 		// Each row starts with its tag; format() ends it with recordSep.
@@ -57,7 +86,7 @@ func (c *Client) Snapshot(ctx context.Context, want Want) (Snapshot, error) {
 		switch {
 		case want.Scope.SessionID != "":
 			if !ValidSessionID(want.Scope.SessionID) {
-				return Snapshot{}, fmt.Errorf("session id %q is not of the form $N", want.Scope.SessionID)
+				return nil, fmt.Errorf("session id %q is not of the form $N", want.Scope.SessionID)
 			}
 			cmd = append(cmd, "-t", want.Scope.SessionID)
 		default:
@@ -70,17 +99,17 @@ func (c *Client) Snapshot(ctx context.Context, want Want) (Snapshot, error) {
 		switch {
 		case want.Scope.PaneID != "":
 			if !ValidPaneID(want.Scope.PaneID) {
-				return Snapshot{}, fmt.Errorf("pane id %q is not of the form %%N", want.Scope.PaneID)
+				return nil, fmt.Errorf("pane id %q is not of the form %%N", want.Scope.PaneID)
 			}
 			cmd = append(cmd, "-t", want.Scope.PaneID)
 		case want.Scope.WindowID != "":
 			if !ValidWindowID(want.Scope.WindowID) {
-				return Snapshot{}, fmt.Errorf("window id %q is not of the form @N", want.Scope.WindowID)
+				return nil, fmt.Errorf("window id %q is not of the form @N", want.Scope.WindowID)
 			}
 			cmd = append(cmd, "-t", want.Scope.WindowID)
 		case want.Scope.SessionID != "":
 			if !ValidSessionID(want.Scope.SessionID) {
-				return Snapshot{}, fmt.Errorf("session id %q is not of the form $N", want.Scope.SessionID)
+				return nil, fmt.Errorf("session id %q is not of the form $N", want.Scope.SessionID)
 			}
 			cmd = append(cmd, "-s", "-t", want.Scope.SessionID)
 		default:
@@ -91,22 +120,15 @@ func (c *Client) Snapshot(ctx context.Context, want Want) (Snapshot, error) {
 	if want.Clients {
 		add("C", "list-clients", "-F", format(clientFields))
 	}
-	out, runErr := c.Run(ctx, args...)
-	snap, sessions, err := parseSnapshot(out)
-	if runErr != nil {
-		// tmux answers "no current target" to the list commands of a
-		// server without sessions; that is an empty server, not an error.
-		var te *Error
-		if err == nil && sessions == 0 && errors.As(runErr, &te) && strings.Contains(te.Stderr, "no current target") {
-			return snap, nil
-		}
-		return Snapshot{}, runErr
-	}
-	return snap, err
+	return args, nil
 }
 
-// parseSnapshot splits tagged records by kind and parses each.
-func parseSnapshot(out string) (Snapshot, int, error) {
+// snapshotTags are the record tags a snapshot parses itself.
+var snapshotTags = map[string]bool{"I": true, "S": true, "W": true, "P": true, "C": true}
+
+// parseSnapshot splits tagged records by kind and parses each. Records of
+// other tags are returned as they are, for the caller that added them.
+func parseSnapshot(out string) (Snapshot, int, map[string]string, error) {
 	var snap Snapshot
 	parts := map[string]*strings.Builder{}
 	for _, rec := range strings.Split(out, recordSep) {
@@ -116,7 +138,7 @@ func parseSnapshot(out string) (Snapshot, int, error) {
 		}
 		tag, body, ok := strings.Cut(rec, fieldSep)
 		if !ok {
-			return snap, 0, fmt.Errorf("untagged tmux row %q", rec)
+			return snap, 0, nil, fmt.Errorf("untagged tmux row %q", rec)
 		}
 		b := parts[tag]
 		if b == nil {
@@ -131,15 +153,21 @@ func parseSnapshot(out string) (Snapshot, int, error) {
 		}
 		return ""
 	}
+	extra := map[string]string{}
+	for tag := range parts {
+		if !snapshotTags[tag] {
+			extra[tag] = strings.TrimSuffix(text(tag), recordSep)
+		}
+	}
 	ids, err := parseRows(text("I"), serverFields)
 	if err != nil {
-		return snap, 0, err
+		return snap, 0, nil, err
 	}
 	if len(ids) != 1 {
-		return snap, 0, fmt.Errorf("tmux did not report its identity: %q", out)
+		return snap, 0, nil, fmt.Errorf("tmux did not report its identity: %q", out)
 	}
 	id := ids[0]
-	snap.Server = ServerInfo{PID: id.pid, StartTime: id.start, SocketPath: id.socket, Generation: Generation(id.pid, id.start, id.socket)}
+	snap.Server = ServerInfo{PID: id.pid, StartTime: id.start, SocketPath: id.socket, Generation: Generation(id.pid, id.start, id.socket), VersionText: id.version}
 	var errs []error
 	var e error
 	snap.Sessions, e = parseRows(text("S"), sessionFields)
@@ -150,5 +178,5 @@ func parseSnapshot(out string) (Snapshot, int, error) {
 	errs = append(errs, e)
 	snap.Clients, e = parseRows(text("C"), clientFields)
 	errs = append(errs, e)
-	return snap, id.sessions, errors.Join(errs...)
+	return snap, id.sessions, extra, errors.Join(errs...)
 }

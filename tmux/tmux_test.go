@@ -123,15 +123,18 @@ func TestParseRowsOnMadeUpFields(t *testing.T) {
 }
 
 func TestParseSnapshotKeepsKindsApart(t *testing.T) {
-	out := "I" + fieldSep + "42" + fieldSep + "1000" + fieldSep + "1" + fieldSep + "/tmp/s" + recordSep + "\n" +
+	out := "I" + fieldSep + "42" + fieldSep + "1000" + fieldSep + "1" + fieldSep + "3.3a" + fieldSep + "/tmp/s" + recordSep + "\n" +
 		"S" + fieldSep + "$0" + fieldSep + "1" + fieldSep + "0" + fieldSep + "5" + fieldSep + "main" + recordSep + "\n" +
 		"C" + fieldSep + "1" + fieldSep + "7" + fieldSep + "$0" + fieldSep + "@0" + fieldSep + "" + fieldSep + "client-1" + recordSep + "\n"
-	snap, sessions, err := parseSnapshot(out)
+	snap, sessions, _, err := parseSnapshot(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sessions != 1 || len(snap.Sessions) != 1 || len(snap.Clients) != 1 || !snap.Clients[0].ControlMode {
 		t.Errorf("snapshot = %+v", snap)
+	}
+	if snap.Server.VersionText != "3.3a" {
+		t.Errorf("version = %q; want 3.3a", snap.Server.VersionText)
 	}
 	if snap.Server.Generation != Generation(42, 1000, "/tmp/s") || len(snap.Server.Generation) != 32 {
 		t.Errorf("generation = %q", snap.Server.Generation)
@@ -142,7 +145,7 @@ func TestParseSnapshotKeepsKindsApart(t *testing.T) {
 }
 
 func FuzzParseSnapshot(f *testing.F) {
-	f.Add("I\x1f1\x1f2\x1f0\x1f/s\x1e\nS\x1f$0\x1f1\x1f0\x1f5\x1fx\x1e")
+	f.Add("I\x1f1\x1f2\x1f0\x1f3.3a\x1f/s\x1e\nS\x1f$0\x1f1\x1f0\x1f5\x1fx\x1e")
 	f.Add("P\x1f\x1e")
 	f.Fuzz(func(t *testing.T, out string) {
 		parseSnapshot(out) // must not panic

@@ -3,7 +3,6 @@ package tmux
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -54,17 +53,19 @@ func ParseVersion(s string) (Version, error) {
 }
 
 // DetectVersion runs tmux -V and refuses a version older than MinVersion,
-// naming the version found and the one needed.
+// naming the version found and the one needed. Ensure reads the version
+// from the server itself, so this is needed only when it could not.
 func (c *Client) DetectVersion(ctx context.Context) (Version, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.route.bin(), "-V")
-	cmd.Env = c.env
-	out, err := cmd.CombinedOutput()
+	out, err := c.run(ctx, c.timeout, []string{"-V"}, nil)
 	if err != nil {
-		return Version{}, fmt.Errorf("cannot run %s -V: %v %s(install tmux %s or newer: apt-get install tmux)", c.route.bin(), err, out, MinVersion.Text)
+		return Version{}, fmt.Errorf("cannot run %s -V: %v (install tmux %s or newer: apt-get install tmux)", c.route.bin(), err, MinVersion.Text)
 	}
-	v, err := ParseVersion(string(out))
+	return checkVersion(string(out))
+}
+
+// checkVersion parses a version and refuses one older than MinVersion.
+func checkVersion(s string) (Version, error) {
+	v, err := ParseVersion(s)
 	if err != nil {
 		return Version{}, err
 	}

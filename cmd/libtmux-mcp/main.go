@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 )
 
@@ -26,27 +27,28 @@ func main() {
 // run returns the exit status: 0 served or answered --help/--version,
 // 1 failed while serving, 2 refused the configuration.
 func run() int {
-	cfg, err := mcpserver.LoadConfig(os.Args[1:], os.LookupEnv)
+	names := config.Names{Tools: mcpserver.ToolNames(), Toolsets: mcpserver.Toolsets}
+	cfg, err := config.Load(os.Args[1:], os.LookupEnv, names)
 	switch {
-	case errors.Is(err, mcpserver.ErrHelp):
-		fmt.Print(mcpserver.Usage())
+	case errors.Is(err, config.ErrHelp):
+		fmt.Print(config.Usage())
 		return 0
-	case errors.Is(err, mcpserver.ErrVersion):
-		fmt.Println("libtmux-mcp", mcpserver.Version)
+	case errors.Is(err, config.ErrVersion):
+		fmt.Println("libtmux-mcp", config.Version)
 		return 0
 	case err != nil:
 		fail(err)
 		return 2
 	}
 
-	// SIGTERM and SIGINT end the context: Serve stops its work, removes
+	// SIGTERM and SIGINT end the context: serve stops its work, removes
 	// only its own files and returns nil.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if cfg.HTTPAddr != "" {
 		return serveHTTP(ctx, cfg)
 	}
-	if err := mcpserver.Serve(ctx, cfg, stdioTransport(cfg), os.Stderr); err != nil {
+	if err := serve(ctx, cfg, stdioTransport(cfg), os.Stderr); err != nil {
 		fail(err)
 		return 1
 	}

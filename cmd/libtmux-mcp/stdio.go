@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/internal/stdio"
-	"github.com/libtmux/libtmux-mcp/mcpserver"
 )
 
 // cancelAtEOF are the tools whose calls stdin EOF cancels at once (waits
@@ -16,7 +16,7 @@ var cancelAtEOF = []string{"tmux_run", "wait_for_text", "wait_for_channel", "run
 
 // stdioTransport serves stdin and stdout: a malformed frame is answered,
 // not fatal, and stdin EOF answers the requests already read.
-func stdioTransport(cfg mcpserver.Config) *stdio.Transport {
+func stdioTransport(cfg config.Config) *stdio.Transport {
 	return &stdio.Transport{
 		CancelAtEOF: stdio.CancelTools(cancelAtEOF...),
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})),

@@ -1,4 +1,4 @@
-package mcpserver
+package config
 
 import (
 	_ "embed"
@@ -11,12 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/internal/httpserve"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
@@ -25,10 +25,10 @@ import (
 // startup line.
 var Version = "0.1.0-dev"
 
-// ErrHelp is returned by LoadConfig for --help or -h.
+// ErrHelp is returned by Load for --help or -h.
 var ErrHelp = flag.ErrHelp
 
-// ErrVersion is returned by LoadConfig for --version.
+// ErrVersion is returned by Load for --version.
 var ErrVersion = errors.New("version requested")
 
 //go:embed usage.txt
@@ -48,8 +48,6 @@ var (
 	osExecutable = os.Executable
 	execLookPath = exec.LookPath
 )
-
-var enrollPaneID = regexp.MustCompile(`^%[0-9]+$`)
 
 // setting is one value as the operator gave it: from a flag or a variable.
 type setting struct {
@@ -90,8 +88,9 @@ func newConfigFlagSet(f *rawFlags) *flag.FlagSet {
 
 // configLoader resolves one configuration.
 type configLoader struct {
-	f   rawFlags
-	env func(string) (string, bool)
+	f     rawFlags
+	env   func(string) (string, bool)
+	names Names
 }
 
 // pick returns the flag's value if given, else the variable's (envName may
@@ -108,13 +107,19 @@ func (l *configLoader) pick(flagName, envName string) (setting, bool) {
 	return setting{}, false
 }
 
-// LoadConfig resolves the configuration from command-line arguments
+// Names are the tool and toolset names a configuration may use.
+type Names struct {
+	Tools    []string // every tool, opt-in ones included, sorted
+	Toolsets []string
+}
+
+// Load resolves the configuration from command-line arguments
 // (without the program name) and the environment. It contacts nothing: every
 // refusal happens before tmux is started. It returns ErrHelp for --help and
 // ErrVersion for --version; every other error is one line naming the bad
 // value and how to fix it.
-func LoadConfig(args []string, lookupEnv func(string) (string, bool)) (Config, error) {
-	l := &configLoader{env: lookupEnv}
+func Load(args []string, lookupEnv func(string) (string, bool), names Names) (Config, error) {
+	l := &configLoader{env: lookupEnv, names: names}
 	fs := newConfigFlagSet(&l.f)
 	if err := fs.Parse(args); err != nil {
 		return Config{}, rewriteFlagError(err)
@@ -145,7 +150,7 @@ func LoadConfig(args []string, lookupEnv func(string) (string, bool)) (Config, e
 	}
 	cfg.CallerTMUX, _ = l.env("TMUX")
 	cfg.CallerPane, _ = l.env("TMUX_PANE")
-	return cfg.withDefaults(), nil
+	return cfg.WithDefaults(), nil
 }
 
 // rewriteFlagError rewrites the flag package's errors as ours, on one line.
@@ -262,22 +267,13 @@ func (l *configLoader) toolList(flagName, envName string) ([]string, error) {
 			return nil, err
 		}
 		for _, n := range names {
-			if n != runToolName && !KnownTool(n) {
-				return nil, fmt.Errorf("%s names unknown tool %q; the tools are %s", v.from, n, strings.Join(allToolNames(), ", "))
+			if !slices.Contains(l.names.Tools, n) {
+				return nil, fmt.Errorf("%s names unknown tool %q; the tools are %s", v.from, n, strings.Join(l.names.Tools, ", "))
 			}
 		}
 		out = append(out, names...)
 	}
 	return out, nil
-}
-
-// allToolNames is every tool name, tmux_run included.
-func allToolNames() []string {
-	names := ToolNames()
-	if !slices.Contains(names, runToolName) {
-		names = append(names, runToolName)
-	}
-	return names
 }
 
 // tools resolves toolsets, inclusions and exclusions.
@@ -288,8 +284,8 @@ func (l *configLoader) tools(cfg *Config) error {
 			return err
 		}
 		for _, s := range sets {
-			if !KnownToolset(s) {
-				return fmt.Errorf("%s names unknown toolset %q; the toolsets are %s (empty for none)", v.from, s, strings.Join(Toolsets, ", "))
+			if !slices.Contains(l.names.Toolsets, s) {
+				return fmt.Errorf("%s names unknown toolset %q; the toolsets are %s (empty for none)", v.from, s, strings.Join(l.names.Toolsets, ", "))
 			}
 		}
 		cfg.Toolsets = sets
@@ -313,7 +309,7 @@ func (l *configLoader) enrollment(cfg *Config) error {
 		switch {
 		case !ok:
 			return fmt.Errorf("--enroll-pane %q is not %%ID=FILE; write it like %%3=/tmp/enroll-3.zsh", s)
-		case !enrollPaneID.MatchString(pane):
+		case !tmux.ValidPaneID(pane):
 			return fmt.Errorf("--enroll-pane %q: %q is not a pane id; write it like %%3 (tmux display -p '#{pane_id}' in the pane shows it)", s, pane)
 		case file == "":
 			return fmt.Errorf("--enroll-pane %q has no FILE; name a file to create, like %s=/tmp/enroll.zsh", s, pane)
@@ -334,8 +330,8 @@ func (l *configLoader) enrollment(cfg *Config) error {
 		seenPane[pane], seenFile[abs] = true, pane
 		cfg.EnrollPanes = append(cfg.EnrollPanes, EnrollPane{Pane: pane, File: abs})
 	}
-	if n := len(cfg.EnrollPanes); n > MaxEnrolledPanes {
-		return fmt.Errorf("%d panes given with --enroll-pane; at most %d can be enrolled, so drop %d", n, MaxEnrolledPanes, n-MaxEnrolledPanes)
+	if n := len(cfg.EnrollPanes); n > enroll.MaxPanes {
+		return fmt.Errorf("%d panes given with --enroll-pane; at most %d can be enrolled, so drop %d", n, enroll.MaxPanes, n-enroll.MaxPanes)
 	}
 
 	enabled := slices.Contains(cfg.EnableTools, runToolName)

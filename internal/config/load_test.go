@@ -1,4 +1,4 @@
-package mcpserver
+package config
 
 import (
 	"errors"
@@ -13,8 +13,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/libtmux/libtmux-mcp/mcpserver"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
+
+// testNames are the server's own tool and toolset names.
+var testNames = Names{Tools: mcpserver.ToolNames(), Toolsets: mcpserver.Toolsets}
 
 // fakeEnv is a lookupEnv over a map.
 func fakeEnv(m map[string]string) func(string) (string, bool) {
@@ -43,10 +47,10 @@ func writeHelper(t *testing.T, dir string, mode os.FileMode) string {
 
 // defaults is the configuration with nothing given.
 func defaults() Config {
-	return Config{Version: Version, Live: true, LogLevel: slog.LevelWarn}.withDefaults()
+	return Config{Version: Version, Live: true, LogLevel: slog.LevelWarn}.WithDefaults()
 }
 
-func TestLoadConfig(t *testing.T) {
+func TestLoad(t *testing.T) {
 	noDefaultHelper(t)
 	dir := t.TempDir()
 	helper := writeHelper(t, dir, 0o755)
@@ -328,24 +332,24 @@ func TestLoadConfig(t *testing.T) {
 		}
 		seen[tt.name] = true
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := LoadConfig(tt.args, fakeEnv(tt.env))
+			got, err := Load(tt.args, fakeEnv(tt.env), testNames)
 			switch {
 			case tt.want != nil:
 				if err != nil {
-					t.Fatalf("%s: LoadConfig(%q) = error %q; want success", tt.why, tt.args, err)
+					t.Fatalf("%s: Load(%q) = error %q; want success", tt.why, tt.args, err)
 				}
 				want := defaults()
 				tt.want(&want)
 				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("%s: LoadConfig(%q) mismatch (-want +got):\n%s", tt.why, tt.args, diff)
+					t.Errorf("%s: Load(%q) mismatch (-want +got):\n%s", tt.why, tt.args, diff)
 				}
 			case tt.errIs != nil:
 				if !errors.Is(err, tt.errIs) {
-					t.Fatalf("%s: LoadConfig(%q) = %v; want %v", tt.why, tt.args, err, tt.errIs)
+					t.Fatalf("%s: Load(%q) = %v; want %v", tt.why, tt.args, err, tt.errIs)
 				}
 			default:
 				if err == nil {
-					t.Fatalf("%s: LoadConfig(%q) succeeded; want an error mentioning %q", tt.why, tt.args, tt.errHas)
+					t.Fatalf("%s: Load(%q) succeeded; want an error mentioning %q", tt.why, tt.args, tt.errHas)
 				}
 				msg := err.Error()
 				checkOneLine(t, msg)
@@ -373,7 +377,7 @@ func checkOneLine(t *testing.T, msg string) {
 	}
 }
 
-func TestLoadConfigDefaultHelper(t *testing.T) {
+func TestLoadDefaultHelper(t *testing.T) {
 	noDefaultHelper(t)
 	besideDir, pathDir := t.TempDir(), t.TempDir()
 	beside := writeHelper(t, besideDir, 0o755)
@@ -399,7 +403,7 @@ func TestLoadConfigDefaultHelper(t *testing.T) {
 				}
 				return tt.path, nil
 			}
-			cfg, err := LoadConfig(args, fakeEnv(nil))
+			cfg, err := Load(args, fakeEnv(nil), testNames)
 			if tt.want == "" {
 				if err == nil || !strings.Contains(err.Error(), "go install") {
 					t.Fatalf("%s: got %v; want the install hint", tt.why, err)
@@ -416,8 +420,8 @@ func TestLoadConfigDefaultHelper(t *testing.T) {
 	}
 }
 
-// TestLoadConfigUsage keeps --help in step with the flags and variables.
-func TestLoadConfigUsage(t *testing.T) {
+// TestLoadUsage keeps --help in step with the flags and variables.
+func TestLoadUsage(t *testing.T) {
 	var f rawFlags
 	fs := newConfigFlagSet(&f)
 	fs.VisitAll(func(fl *flag.Flag) {
@@ -425,10 +429,10 @@ func TestLoadConfigUsage(t *testing.T) {
 			t.Errorf("usage does not mention --%s", fl.Name)
 		}
 	})
-	// Every variable LoadConfig reads, seen through a recording lookupEnv.
+	// Every variable Load reads, seen through a recording lookupEnv.
 	read := map[string]bool{}
 	record := func(k string) (string, bool) { read[k] = true; return "", false }
-	if _, err := LoadConfig(nil, record); err != nil {
+	if _, err := Load(nil, record, testNames); err != nil {
 		t.Fatal(err)
 	}
 	for _, extra := range []string{"LIBTMUX_MCP_HELPER", "LIBTMUX_MCP_HTTP_TOKEN"} { // read only when tmux_run or --http is enabled

@@ -1,7 +1,10 @@
-package mcpserver
+// Package config resolves libtmux-mcp's configuration from command-line
+// flags and the environment: one Config, every value checked, every
+// refusal one line that names the fix. It contacts nothing; what tmux says
+// is for the program that uses the Config.
+package config
 
 import (
-	"io"
 	"log/slog"
 	"time"
 
@@ -18,11 +21,10 @@ const (
 	DefaultEnrollTimeout  = 60 * time.Second
 	MaxEnrollTimeout      = 300 * time.Second
 	DefaultShellAnswer    = 2 * time.Second
-	MaxEnrolledPanes      = 8
 )
 
-// Config is everything the server needs, resolved from flags and
-// environment by LoadConfig (or filled in by an embedding program).
+// Config is everything the program needs, resolved from flags and
+// environment by Load.
 type Config struct {
 	Version string
 
@@ -57,11 +59,6 @@ type Config struct {
 	HTTPAddr string // --http: a loopback HOST:PORT; empty serves stdio
 	// HTTPToken is LIBTMUX_MCP_HTTP_TOKEN; empty has one generated.
 	HTTPToken string
-
-	// Notice receives the lines meant for the operator, such as which
-	// setup file to source in which pane; os.Stderr when nil. Serve uses
-	// its stderr.
-	Notice io.Writer
 }
 
 // EnrollPane is one --enroll-pane %ID=FILE.
@@ -70,8 +67,8 @@ type EnrollPane struct {
 	File string // absolute
 }
 
-// withDefaults fills zero values with the documented defaults.
-func (c Config) withDefaults() Config {
+// WithDefaults fills zero values with the documented defaults.
+func (c Config) WithDefaults() Config {
 	if c.CommandTimeout <= 0 {
 		c.CommandTimeout = tmux.DefaultTimeout
 	}

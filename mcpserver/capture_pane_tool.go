@@ -21,10 +21,11 @@ type capturePaneResult struct {
 	Note string `json:"note,omitempty"`
 }
 
-func (s *server) addCapture() {
-	addTool(s, toolSpec[capturePaneParams, capturePaneResult]{
-		name:  "capture_pane",
-		title: "Capture pane",
+func init() {
+	register(&typedTool[capturePaneParams, capturePaneResult]{toolSpec: toolSpec{
+		name:    "capture_pane",
+		toolset: Inspect,
+		title:   "Capture pane",
 		description: "The text a pane shows (its rendered screen), or part of its scrollback with start/end. " +
 			"Bounded: keeps the newest lines within the line and character budgets and reports droppedLines and droppedChars; " +
 			"blank rows at the bottom are left out. To watch a pane, prefer capture_since (only new lines). " +
@@ -35,21 +36,22 @@ func (s *server) addCapture() {
 			Outputs:             []string{"terminal-content"},
 			InputLiteralization: map[string]string{},
 		},
-		handle: func(ctx context.Context, _ *mcp.CallToolRequest, in capturePaneParams) (capturePaneResult, error) {
-			if err := checkID("pane", in.PaneID); err != nil {
-				return capturePaneResult{}, err
-			}
-			out, err := s.tmux.Capture(ctx, in.PaneID, tmux.CaptureOptions{Start: in.Start, End: in.End, JoinWrapped: in.JoinWrapped})
-			if err != nil {
-				return capturePaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
-			}
-			res := capturePaneResult{PaneID: in.PaneID, trimmed: s.budget.keepNewest(splitCapture(out))}
-			if res.DroppedLines > 0 || res.DroppedChars > 0 {
-				res.Note = "older text was left out to stay within the read budget; narrow start/end to read it"
-			}
-			return res, nil
-		},
-	})
+	}, handle: (*server).capturePane})
+}
+
+func (s *server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in capturePaneParams) (capturePaneResult, error) {
+	if err := checkID("pane", in.PaneID); err != nil {
+		return capturePaneResult{}, err
+	}
+	out, err := s.tmux.Capture(ctx, in.PaneID, tmux.CaptureOptions{Start: in.Start, End: in.End, JoinWrapped: in.JoinWrapped})
+	if err != nil {
+		return capturePaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
+	}
+	res := capturePaneResult{PaneID: in.PaneID, trimmed: s.budget.keepNewest(splitCapture(out))}
+	if res.DroppedLines > 0 || res.DroppedChars > 0 {
+		res.Note = "older text was left out to stay within the read budget; narrow start/end to read it"
+	}
+	return res, nil
 }
 
 // splitCapture splits capture-pane output into lines without the blank

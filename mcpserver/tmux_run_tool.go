@@ -6,8 +6,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"runtime/debug"
 	"strings"
 
 	"github.com/libtmux/libtmux-mcp/broker"
@@ -21,9 +19,9 @@ import (
 // tool is registered raw and validates its own arguments.
 var (
 	//go:embed tmux_run_input.json
-	tmuxRunInputSchema []byte
+	tmuxRunInputSchema json.RawMessage
 	//go:embed tmux_run_output.json
-	tmuxRunOutputSchema []byte
+	tmuxRunOutputSchema json.RawMessage
 )
 
 const tmuxRunDescription = "Run a POSIX sh script in a pane whose interactive zsh a person enrolled, without typing anything into the terminal, " +
@@ -53,38 +51,23 @@ type Runner interface {
 	Run(ctx context.Context, req broker.Request) broker.Outcome
 }
 
-func (s *server) addTmuxRun() {
-	capability := Capability{
-		ProcessReach:        "enrolled-shell",
-		Effects:             []string{"observe", "change", "delete"},
-		Outputs:             []string{"process-output"},
-		InputLiteralization: map[string]string{"script": "never-typed: sent to the helper over a private socket"},
-	}
-	s.registered["tmux_run"] = capability
-	if !s.sel.Has("tmux_run") {
-		return
-	}
+func init() {
 	yes, no := true, false
-	tool := &mcp.Tool{
-		Name:         "tmux_run",
-		Title:        "Run in an enrolled shell",
-		Description:  tmuxRunDescription,
-		Annotations:  &mcp.ToolAnnotations{Title: "Run in an enrolled shell", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no},
-		Meta:         mcp.Meta{CapabilityMetaKey: capability},
-		InputSchema:  json.RawMessage(tmuxRunInputSchema),
-		OutputSchema: json.RawMessage(tmuxRunOutputSchema),
-	}
-	s.mcp.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		ctx, cancel := s.handlerContext(ctx)
-		defer cancel()
-		defer func() {
-			if r := recover(); r != nil {
-				s.log.Error("tmux_run panicked", slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
-				res, err = nil, fmt.Errorf("internal error in tmux_run: %v; this is a bug in libtmux-mcp", r)
-			}
-		}()
-		return s.tmuxRun(ctx, req)
-	})
+	register(&rawTool{toolSpec: toolSpec{
+		name:        "tmux_run",
+		toolset:     OptIn,
+		title:       "Run in an enrolled shell",
+		description: tmuxRunDescription,
+		annotations: &mcp.ToolAnnotations{Title: "Run in an enrolled shell", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no},
+		capability: Capability{
+			ProcessReach:        "enrolled-shell",
+			Effects:             []string{"observe", "change", "delete"},
+			Outputs:             []string{"process-output"},
+			InputLiteralization: map[string]string{"script": "never-typed: sent to the helper over a private socket"},
+		},
+		inputSchema:  tmuxRunInputSchema,
+		outputSchema: tmuxRunOutputSchema,
+	}, handle: (*server).tmuxRun})
 }
 
 func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -28,29 +28,31 @@ var metadataOnly = Capability{
 	InputLiteralization: map[string]string{},
 }
 
-func (s *server) addServerInfo() {
-	addTool(s, toolSpec[serverInfoParams, serverInfoResult]{
-		name:  "get_server_info",
-		title: "Server info",
+func init() {
+	register(&typedTool[serverInfoParams, serverInfoResult]{toolSpec: toolSpec{
+		name:    "get_server_info",
+		toolset: Inspect,
+		title:   "Server info",
 		description: "Which tmux server this is: socket path, provenance, tmux version, server pid and generation, " +
 			"and how many sessions, windows and panes it has. Call it first to orient; use list_panes to find targets.",
 		capability: metadataOnly,
-		handle: func(ctx context.Context, _ *mcp.CallToolRequest, _ serverInfoParams) (serverInfoResult, error) {
-			snap, err := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true, Windows: true, Panes: true})
-			if err != nil {
-				return serverInfoResult{}, s.fail(err)
-			}
-			return serverInfoResult{
-				Socket:           snap.Server.SocketPath,
-				Provenance:       s.prov,
-				TmuxVersion:      s.version.Text,
-				ServerPID:        snap.Server.PID,
-				ServerGeneration: snap.Server.Generation,
-				Sessions:         len(snap.Sessions),
-				Windows:          len(snap.Windows),
-				Panes:            len(snap.Panes),
-				Toolsets:         s.sel.Toolsets,
-			}, nil
-		},
-	})
+	}, handle: (*server).serverInfo})
+}
+
+func (s *server) serverInfo(ctx context.Context, _ *mcp.CallToolRequest, _ serverInfoParams) (serverInfoResult, error) {
+	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true, Windows: true, Panes: true})
+	if err != nil {
+		return serverInfoResult{}, s.fail(err)
+	}
+	return serverInfoResult{
+		Socket:           snap.Server.SocketPath,
+		Provenance:       s.prov,
+		TmuxVersion:      s.deps.Startup.Version.Text,
+		ServerPID:        snap.Server.PID,
+		ServerGeneration: snap.Server.Generation,
+		Sessions:         len(snap.Sessions),
+		Windows:          len(snap.Windows),
+		Panes:            len(snap.Panes),
+		Toolsets:         s.sel.Toolsets,
+	}, nil
 }

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/libtmux/libtmux-mcp/internal/config"
+	"github.com/libtmux/libtmux-mcp/mcpserver"
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serve builds the pieces in order (tmux client, tmux server, selection,
+// the tmux_run broker and its invitations, the MCP server), prints the
+// startup line on stderr and serves t until the client goes away (stdin
+// EOF) or ctx ends, which are both a clean stop.
+func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Writer) error {
+	return serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server) error { return srv.Run(ctx, t) }, stderr)
+}
+
+// serveWith is serve with the serving left to run (Streamable HTTP serves
+// many sessions this way), which returns when the clients are gone or ctx
+// ends.
+func serveWith(ctx context.Context, cfg config.Config, run func(context.Context, *mcp.Server) error, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// Names are checked before tmux is contacted.
+	if _, err := mcpserver.Select(tmux.Provenance{}, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools); err != nil {
+		return err
+	}
+	client, err := tmux.NewClient(cfg.Route, cfg.CommandTimeout)
+	if err != nil {
+		return err
+	}
+	startup, err := client.Ensure(ctx, tmux.Want{Panes: len(cfg.EnrollPanes) > 0})
+	if err != nil {
+		return err
+	}
+	sel, err := mcpserver.Select(startup.Provenance, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools)
+	if err != nil {
+		return err
+	}
+
+	// Handlers and runs end with life: go-sdk does not end them when Run
+	// returns, so the server's end is ours to signal.
+	life, stop := context.WithCancel(ctx)
+	defer stop()
+	deps := mcpserver.Deps{
+		Version:   cfg.Version,
+		Tmux:      client,
+		Startup:   startup,
+		Selection: sel,
+		Limits: mcpserver.Limits{
+			MaxResultLines: cfg.MaxResultLines,
+			MaxResultChars: cfg.MaxResultChars,
+			WaitMax:        cfg.WaitMax,
+			Live:           cfg.Live,
+			Attended:       cfg.Attended,
+		},
+		Log: log,
+	}
+	if cfg.HTTPAddr == "" {
+		// Under HTTP no pane is the caller's: a client of the port is not
+		// inside the pane this process was started from.
+		deps.CallerTMUX, _ = os.LookupEnv("TMUX")
+		deps.CallerPane, _ = os.LookupEnv("TMUX_PANE")
+	}
+
+	var runs *tmuxRun
+	if sel.Has("tmux_run") {
+		runs, err = startTmuxRun(life, cfg, client, startup, log, stderr)
+		if err != nil {
+			return err
+		}
+		defer runs.close()
+		deps.Enrollments, deps.Runner = runs.registry, runs.broker
+		runs.reinviteOnHUP(life, stderr)
+	}
+
+	srv := mcpserver.New(life, deps)
+	fmt.Fprintln(stderr, startupLine(cfg, startup, sel))
+	err = run(ctx, srv)
+	// Handlers end with life; runs in flight stop their scripts before the
+	// broker closes and the setup files are removed.
+	stop()
+	runs.close()
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// startupLine is the one line that says what this process serves.
+func startupLine(cfg config.Config, st tmux.Startup, sel mcpserver.Selection) string {
+	list := func(xs []string) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		return strings.Join(xs, ",")
+	}
+	return fmt.Sprintf("libtmux-mcp %s serving %s %s (tmux %s), toolsets %s, %d named inclusions (%s), %d exclusions (%s)",
+		cfg.Version, st.Provenance.State, cfg.Route.Socket(), st.Version.Text, list(sel.Toolsets),
+		len(sel.Enabled), list(sel.Enabled), len(sel.Excluded), list(sel.Excluded))
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/libtmux/libtmux-mcp/broker"
+	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/internal/config"
+	"github.com/libtmux/libtmux-mcp/shellsetup"
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// tmuxRun is the tmux_run machinery: the broker enrolled shells connect to
+// and the registry of invitations and enrollments. This process owns both.
+type tmuxRun struct {
+	registry *enroll.Registry
+	broker   *broker.Broker
+	once     sync.Once
+}
+
+// setupFiles writes setup files that connect to the broker socket.
+type setupFiles struct {
+	socket, helper string
+}
+
+func (f setupFiles) Create(path, pane, token string) (func() error, error) {
+	content, err := shellsetup.Render(shellsetup.Params{Socket: f.socket, Helper: f.helper, Token: token, Pane: pane})
+	if err != nil {
+		return nil, err
+	}
+	file, err := shellsetup.Create(path, content)
+	if err != nil {
+		return nil, err
+	}
+	return file.Remove, nil
+}
+
+// startTmuxRun checks every invited pane exists, starts the broker, writes
+// one setup file per pane and tells the operator on notice what to source
+// where. The broker serves until ctx ends or close.
+func startTmuxRun(ctx context.Context, cfg config.Config, client *tmux.Client, st tmux.Startup, log *slog.Logger, notice io.Writer) (*tmuxRun, error) {
+	if len(cfg.EnrollPanes) == 0 {
+		return nil, fmt.Errorf("tmux_run is enabled but no pane is invited; add --enroll-pane %%ID=FILE")
+	}
+	exists := map[string]bool{}
+	for _, p := range st.Snapshot.Panes {
+		exists[p.ID] = true
+	}
+	panes := map[string]string{}
+	for _, ep := range cfg.EnrollPanes {
+		if !exists[ep.Pane] {
+			return nil, fmt.Errorf("--enroll-pane %s: no such pane on %s; list the panes with: tmux -S %s list-panes -a", ep.Pane, cfg.Route.Socket(), st.Snapshot.Server.SocketPath)
+		}
+		panes[ep.Pane] = ep.File
+	}
+	b, err := broker.New(ctx, broker.Config{
+		Client:      client,
+		Server:      st.Snapshot.Server,
+		ShellAnswer: cfg.ShellAnswer,
+		RunTimeout:  cfg.RunTimeout,
+		Log:         log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	files := setupFiles{socket: b.SocketPath(), helper: cfg.Helper}
+	reg, err := enroll.NewRegistry(files, panes, cfg.EnrollTimeout, func(msg string) { fmt.Fprintln(notice, msg) })
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.SetRegistry(reg)
+	r := &tmuxRun{registry: reg, broker: b}
+	go b.Serve(ctx)
+	if _, err := reg.Invite(); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// close retires invitations, removes this process's files and stops the
+// broker; runs in flight stop their scripts first.
+func (r *tmuxRun) close() {
+	if r == nil {
+		return
+	}
+	r.once.Do(func() {
+		r.registry.Close()
+		r.broker.Close()
+	})
+}
+
+// reinviteOnHUP issues fresh invitations on SIGHUP until ctx ends. The
+// handler is installed before it returns, so a SIGHUP sent once the
+// startup line is out never kills the process.
+func (r *tmuxRun) reinviteOnHUP(ctx context.Context, notice io.Writer) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go r.reinvite(ctx, hup, notice)
+}
+
+func (r *tmuxRun) reinvite(ctx context.Context, hup chan os.Signal, notice io.Writer) {
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			panes, err := r.registry.Invite()
+			switch {
+			case err != nil:
+				fmt.Fprintf(notice, "tmux_run: %v\n", err)
+			case len(panes) == 0:
+				fmt.Fprintln(notice, "tmux_run: SIGHUP: every invited pane is enrolled or has a live invitation")
+			default:
+				fmt.Fprintf(notice, "tmux_run: SIGHUP: invited %s again\n", strings.Join(panes, ", "))
+			}
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// purpose is what a tool is about to do to a pane; it decides which
+// protections apply.
+type purpose int
+
+const (
+	// forInput sends keys: the whole synchronize-panes cohort receives
+	// them, so every member is checked.
+	forInput purpose = iota
+	// forPaste pastes a buffer: tmux pastes to the target only.
+	forPaste
+	// forCommand types a framed command: the cohort must be the pane alone.
+	forCommand
+	// forTeardown kills or clears: every pane inside the target is checked,
+	// dead and modal panes included (killing them is fine).
+	forTeardown
+)
+
+// typingWindow is how recent a person's keystroke must be for the
+// "typing" attended mode to refuse.
+const typingWindow = 5 * time.Second
+
+// checked is what a passed protection check saw, from one tmux call.
+type checked struct {
+	pane   tmux.Pane   // the target pane (the first pane for a window or session)
+	panes  []tmux.Pane // every pane inside the target
+	cohort []string    // pane ids that input to pane reaches, sorted
+	snap   tmux.Snapshot
+}
+
+// protect reads the target (a pane, window or session id) with its panes
+// and clients in one tmux call and refuses when the caller's own pane, a
+// pane a person is attending, a dead or modal pane (for input), or a
+// synchronized cohort (for commands) is involved. force confirms only the
+// caller's own pane, and only when it equals that pane's exact id; it never
+// overrides another check.
+func (s *server) protect(ctx context.Context, kind, id, force string, p purpose) (checked, error) {
+	if err := checkID(kind, id); err != nil {
+		return checked{}, err
+	}
+	scope := tmux.PaneScope{}
+	switch kind {
+	case "pane":
+		scope.PaneID = id // tmux lists the pane's whole window: the cohort
+	case "window":
+		scope.WindowID = id
+	case "session":
+		scope.SessionID = id
+	}
+	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Panes: true, Clients: true, Scope: scope})
+	if err != nil {
+		return checked{}, s.explain(ctx, err, kind, id)
+	}
+	c := checked{snap: snap}
+	for _, pn := range snap.Panes {
+		if kind != "pane" || pn.ID == id {
+			c.panes = append(c.panes, pn)
+		}
+	}
+	if len(c.panes) == 0 {
+		return checked{}, fmt.Errorf("no %s %s on this server; call list_%ss for those that exist", kind, id, kind)
+	}
+	c.pane = c.panes[0]
+	if force != "" && !s.caller.is(force, snap.Server.PID) {
+		return checked{}, fmt.Errorf("force %q is not this MCP server's own pane; force only confirms acting on the caller's pane (list_panes marks it caller:true), so leave it out", force)
+	}
+	members := c.panes
+	if p != forTeardown {
+		members = s.cohortOf(c.pane, snap.Panes)
+		for _, m := range members {
+			c.cohort = append(c.cohort, m.ID)
+		}
+		if p == forPaste {
+			members = members[:0:0]
+			members = append(members, c.pane)
+		}
+		if p == forCommand && len(members) > 1 {
+			return checked{}, fmt.Errorf("pane %s has synchronize-panes on, so a command typed there would also reach %s; turn it off with set_synchronize_panes first",
+				c.pane.ID, strings.Join(without(c.cohort, c.pane.ID), ", "))
+		}
+	}
+	for _, m := range members {
+		if err := s.refusal(m, snap, force, p); err != nil {
+			return checked{}, err
+		}
+	}
+	return c, nil
+}
+
+// cohortOf is the panes that input to pn reaches: pn alone when its
+// synchronize-panes is off, else every pane of its window with it on.
+func (s *server) cohortOf(pn tmux.Pane, all []tmux.Pane) []tmux.Pane {
+	if !pn.Synchronized {
+		return []tmux.Pane{pn}
+	}
+	var out []tmux.Pane
+	for _, o := range all {
+		if o.WindowID == pn.WindowID && o.Synchronized {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b tmux.Pane) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// refusal says why pn must not receive p, or nil.
+func (s *server) refusal(pn tmux.Pane, snap tmux.Snapshot, force string, p purpose) error {
+	if s.caller.is(pn.ID, snap.Server.PID) && force != pn.ID {
+		return fmt.Errorf("pane %s is the pane this MCP server runs in; acting on it could end or disturb this session; to do it anyway pass force:%q", pn.ID, pn.ID)
+	}
+	if p != forTeardown {
+		if pn.Dead {
+			return fmt.Errorf("pane %s is dead (its program exited with status %d); respawn_pane starts it again", pn.ID, pn.DeadStatus)
+		}
+		if pn.InMode {
+			mode := pn.Mode
+			if mode == "" {
+				mode = "a mode"
+			}
+			return fmt.Errorf("pane %s is in %s, so input would drive the mode instead of the program; a person may be reading it: ask them, or leave the mode with send_keys {\"keys\":[\"q\"]} only if nobody is", pn.ID, mode)
+		}
+	}
+	return s.attendedRefusal(pn, snap)
+}
+
+// attendedRefusal applies LIBTMUX_MCP_ATTENDED to a pane a person's
+// client shows.
+func (s *server) attendedRefusal(pn tmux.Pane, snap tmux.Snapshot) error {
+	mode := s.deps.Limits.Attended
+	if mode == "ignore" {
+		return nil
+	}
+	now := time.Now()
+	for _, cl := range snap.Clients {
+		if cl.ControlMode || cl.WindowID != pn.WindowID || pn.WindowZoomed && !pn.Active {
+			continue
+		}
+		switch mode {
+		case "watched":
+			return fmt.Errorf("pane %s is shown on %s, a person's client, and LIBTMUX_MCP_ATTENDED=watched refuses watched panes; use another pane, or ask the person", pn.ID, clientName(cl))
+		default: // typing
+			if since := now.Sub(time.Unix(int64(cl.Activity), 0)); since < typingWindow {
+				return fmt.Errorf("a person is typing on %s, which shows pane %s (last key %s ago); wait a few seconds and try again, or use another pane", clientName(cl), pn.ID, since.Round(time.Second))
+			}
+		}
+	}
+	return nil
+}
+
+func clientName(c tmux.AttachedClient) string {
+	if c.TTY != "" {
+		return c.TTY
+	}
+	return c.Name
+}
+
+// without returns ids less one.
+func without(ids []string, one string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != one {
+			out = append(out, id)
+		}
+	}
+	return out
+}
