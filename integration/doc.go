@@ -7,7 +7,11 @@
 // client sees, answers and tool errors on the wire, a stdout that carries
 // nothing but JSON-RPC, the startup line on stderr, the default socket and
 // its provenance, and a clean exit on stdin EOF or SIGTERM that leaves the
-// tmux server running.
+// tmux server running. Some speak raw JSON-RPC over pipes instead of using a
+// client: hostile frames from a recorded exchange (testdata/*.exchange) and
+// a whole session written before stdin closes. Others serve --http and talk
+// to it with go-sdk's streamable client. The clients/ directory holds the
+// npm harness that drives the binaries with other people's clients.
 //
 // Every test starts its own tmux server on a socket in a short temporary
 // directory and points TMUX_TMPDIR at a temporary directory too, so nothing

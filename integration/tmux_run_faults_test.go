@@ -269,7 +269,7 @@ func TestTmuxRunStdinEOFStopsTheScript(t *testing.T) {
 	file := filepath.Join(ts.Dir, "enroll.zsh")
 	stderr := newSyncBuffer()
 	cmd := exec.Command(b.server, "--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane+"="+file, "--helper", b.helper)
-	cmd.Env = cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000")
+	cmd.Env = cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000", "LIBTMUX_MCP_LOG=info")
 	cmd.Stderr = stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

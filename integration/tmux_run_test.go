@@ -41,7 +41,7 @@ func invitePane(t testing.TB, args []string, before ...string) *enrolled {
 	}
 	file := filepath.Join(ts.Dir, "enroll.zsh")
 	args = append([]string{"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane + "=" + file, "--helper", b.helper}, args...)
-	p := start(t, cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000"), args...)
+	p := start(t, cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000", "LIBTMUX_MCP_LOG=info"), args...)
 	p.startupLine()
 	if _, ok := p.stderr.line("source "+file, 30*time.Second); !ok {
 		t.Fatalf("no invitation on stderr:\n%s", p.stderr)

@@ -1,5 +1,6 @@
-// Command libtmux-mcp is an MCP server over stdio that gives an AI agent a
-// tmux server. Run libtmux-mcp --help for its flags and variables.
+// Command libtmux-mcp is an MCP server over stdio (or, with --http,
+// Streamable HTTP on a loopback address) that gives an AI agent a tmux
+// server. Run libtmux-mcp --help for its flags and variables.
 //
 // Stdout carries only JSON-RPC while serving; every message for people goes
 // to stderr. A configuration error stops startup before tmux is contacted,
@@ -17,7 +18,6 @@ import (
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
@@ -45,7 +45,10 @@ func run() int {
 	// only its own files and returns nil.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := serve(ctx, cfg, &mcp.StdioTransport{}, os.Stderr); err != nil {
+	if cfg.HTTPAddr != "" {
+		return serveHTTP(ctx, cfg)
+	}
+	if err := serve(ctx, cfg, stdioTransport(cfg), os.Stderr); err != nil {
 		fail(err)
 		return 1
 	}

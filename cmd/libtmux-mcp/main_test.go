@@ -87,7 +87,7 @@ func TestStartupRefusals(t *testing.T) {
 		{"tmux_run without pane", []string{"--enable-tool", "tmux_run"}, nil, []string{"tmux_run", "--enroll-pane"}},
 		{"pane without tmux_run", []string{"--enroll-pane", "%1=/tmp/x"}, nil, []string{"--enroll-pane", "tmux_run"}},
 		{"nine panes", nine, nil, []string{"9", "at most 8"}},
-		{"http", []string{"--http", "127.0.0.1:0"}, nil, []string{"--http", "stdio"}},
+		{"http not loopback", []string{"--http", "0.0.0.0:8765"}, nil, []string{"--http", "loopback"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

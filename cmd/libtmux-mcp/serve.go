@@ -20,6 +20,13 @@ import (
 // startup line on stderr and serves t until the client goes away (stdin
 // EOF) or ctx ends, which are both a clean stop.
 func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Writer) error {
+	return serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server) error { return srv.Run(ctx, t) }, stderr)
+}
+
+// serveWith is serve with the serving left to run (Streamable HTTP serves
+// many sessions this way), which returns when the clients are gone or ctx
+// ends.
+func serveWith(ctx context.Context, cfg config.Config, run func(context.Context, *mcp.Server) error, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	// Names are checked before tmux is contacted.
 	if _, err := mcpserver.Select(tmux.Provenance{}, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools); err != nil {
@@ -56,8 +63,12 @@ func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Wr
 		},
 		Log: log,
 	}
-	deps.CallerTMUX, _ = os.LookupEnv("TMUX")
-	deps.CallerPane, _ = os.LookupEnv("TMUX_PANE")
+	if cfg.HTTPAddr == "" {
+		// Under HTTP no pane is the caller's: a client of the port is not
+		// inside the pane this process was started from.
+		deps.CallerTMUX, _ = os.LookupEnv("TMUX")
+		deps.CallerPane, _ = os.LookupEnv("TMUX_PANE")
+	}
 
 	var runs *tmuxRun
 	if sel.Has("tmux_run") {
@@ -72,7 +83,7 @@ func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Wr
 
 	srv := mcpserver.New(life, deps)
 	fmt.Fprintln(stderr, startupLine(cfg, startup, sel))
-	err = srv.Run(ctx, t)
+	err = run(ctx, srv)
 	// Handlers end with life; runs in flight stop their scripts before the
 	// broker closes and the setup files are removed.
 	stop()

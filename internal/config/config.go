@@ -56,6 +56,9 @@ type Config struct {
 	CallerPane string
 
 	LogLevel slog.Level
+	HTTPAddr string // --http: a loopback HOST:PORT; empty serves stdio
+	// HTTPToken is LIBTMUX_MCP_HTTP_TOKEN; empty has one generated.
+	HTTPToken string
 }
 
 // EnrollPane is one --enroll-pane %ID=FILE.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/internal/httpserve"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -137,13 +138,10 @@ func Load(args []string, lookupEnv func(string) (string, bool), names Names) (Co
 	if err := l.retired(); err != nil {
 		return Config{}, err
 	}
-	if _, ok := l.pick("http", ""); ok {
-		return Config{}, errors.New("--http is not supported yet; serve over stdio (remove --http)")
-	}
 
 	cfg := Config{Version: Version, Live: true}
 	steps := []func(*Config) error{
-		l.route, l.tools, l.enrollment, l.limits, l.logLevel,
+		l.route, l.tools, l.enrollment, l.limits, l.logLevel, l.http,
 	}
 	for _, step := range steps {
 		if err := step(&cfg); err != nil {
@@ -507,7 +505,9 @@ func (l *configLoader) positive(env string) (int64, bool, error) {
 func (l *configLoader) logLevel(cfg *Config) error {
 	v, ok := l.pick("log-level", "LIBTMUX_MCP_LOG")
 	if !ok {
-		cfg.LogLevel = slog.LevelInfo
+		// The startup line is printed, not logged; by default only
+		// warnings join it (go-sdk logs every session start at info).
+		cfg.LogLevel = slog.LevelWarn
 		return nil
 	}
 	levels := map[string]slog.Level{
@@ -519,5 +519,25 @@ func (l *configLoader) logLevel(cfg *Config) error {
 		return fmt.Errorf("%s %q is not a log level; give error, warn, info or debug", v.from, v.text)
 	}
 	cfg.LogLevel = lv
+	return nil
+}
+
+// http resolves --http and its token. The address must be loopback; the
+// token is read only when serving HTTP.
+func (l *configLoader) http(cfg *Config) error {
+	v, ok := l.pick("http", "")
+	if !ok {
+		return nil
+	}
+	if err := httpserve.CheckAddr(v.text); err != nil {
+		return fmt.Errorf("--http %q: %w", v.text, err)
+	}
+	cfg.HTTPAddr = v.text
+	if tok, ok := l.env("LIBTMUX_MCP_HTTP_TOKEN"); ok {
+		if len(tok) < 16 || strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0 {
+			return errors.New("LIBTMUX_MCP_HTTP_TOKEN must be at least 16 printable ASCII characters without spaces; unset it to have one generated")
+		}
+		cfg.HTTPToken = tok
+	}
 	return nil
 }

@@ -47,7 +47,7 @@ func writeHelper(t *testing.T, dir string, mode os.FileMode) string {
 
 // defaults is the configuration with nothing given.
 func defaults() Config {
-	return Config{Version: Version, Live: true, LogLevel: slog.LevelInfo}.WithDefaults()
+	return Config{Version: Version, Live: true, LogLevel: slog.LevelWarn}.WithDefaults()
 }
 
 func TestLoad(t *testing.T) {
@@ -191,8 +191,18 @@ func TestLoad(t *testing.T) {
 			args: []string{"--socket-name", "x", "extra"}, errHas: []string{`"extra"`}},
 		{name: "flag twice", why: "a single-valued flag given twice is refused, not silently replaced",
 			args: []string{"--socket", "/a", "--socket", "/b"}, errHas: []string{"--socket", "2 times"}},
-		{name: "http", why: "--http is not implemented and must not be accepted silently",
-			args: []string{"--http", "127.0.0.1:0"}, errHas: []string{"--http", "stdio"}},
+		{name: "http", why: "--http on a loopback address serves HTTP",
+			args: []string{"--http", "127.0.0.1:0"}, want: func(c *Config) { c.HTTPAddr = "127.0.0.1:0" }},
+		{name: "http token", why: "LIBTMUX_MCP_HTTP_TOKEN is the token when serving HTTP",
+			args: []string{"--http", "[::1]:8765"}, env: map[string]string{"LIBTMUX_MCP_HTTP_TOKEN": "0123456789abcdef"},
+			want: func(c *Config) { c.HTTPAddr, c.HTTPToken = "[::1]:8765", "0123456789abcdef" }},
+		{name: "http short token", why: "a guessable token is refused",
+			args: []string{"--http", "127.0.0.1:0"}, env: map[string]string{"LIBTMUX_MCP_HTTP_TOKEN": "secret"},
+			errHas: []string{"LIBTMUX_MCP_HTTP_TOKEN", "16"}},
+		{name: "http not loopback", why: "the tools reach terminals: only loopback may serve",
+			args: []string{"--http", "0.0.0.0:8765"}, errHas: []string{"--http", `"0.0.0.0"`, "loopback"}},
+		{name: "http no port", why: "an address needs a port",
+			args: []string{"--http", "127.0.0.1"}, errHas: []string{"--http", "HOST:PORT"}},
 
 		// Route.
 		{name: "both socket flags", why: "two socket selectors",
@@ -425,7 +435,7 @@ func TestLoadUsage(t *testing.T) {
 	if _, err := Load(nil, record, testNames); err != nil {
 		t.Fatal(err)
 	}
-	for _, extra := range []string{"LIBTMUX_MCP_HELPER"} { // read only when tmux_run is enabled
+	for _, extra := range []string{"LIBTMUX_MCP_HELPER", "LIBTMUX_MCP_HTTP_TOKEN"} { // read only when tmux_run or --http is enabled
 		read[extra] = true
 	}
 	for k := range read {

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/libtmux/libtmux-mcp/internal/config"
+	"github.com/libtmux/libtmux-mcp/internal/httpserve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serveHTTP serves cfg over Streamable HTTP on cfg.HTTPAddr (checked to be
+// loopback by config.Load) until ctx ends; it returns the exit status.
+func serveHTTP(ctx context.Context, cfg config.Config) int {
+	ln, err := httpserve.Listen(cfg.HTTPAddr)
+	if err != nil {
+		fail(err)
+		return 1
+	}
+	defer ln.Close()
+	token, told := cfg.HTTPToken, "the token in LIBTMUX_MCP_HTTP_TOKEN"
+	if token == "" {
+		token = httpserve.NewToken()
+		told = "token " + token
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	err = serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server) error {
+		fmt.Fprintf(os.Stderr, "libtmux-mcp: Streamable HTTP at http://%s%s; send Authorization: Bearer with %s\n",
+			ln.Addr(), httpserve.Path, told)
+		return httpserve.Serve(ctx, ln, token, srv, log)
+	}, os.Stderr)
+	if err != nil {
+		fail(err)
+		return 1
+	}
+	return 0
+}

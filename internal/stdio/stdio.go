@@ -1,0 +1,470 @@
+// Package stdio is the MCP transport over the process's stdin and stdout:
+// newline-delimited JSON-RPC, as go-sdk's StdioTransport, with two
+// differences that keep a session alive and its answers complete.
+//
+// A frame that is not a JSON-RPC message does not end the session: it is
+// answered with a JSON-RPC error (-32700 when it is not JSON, -32600 when it
+// is JSON but not a valid request: a wrong id type, an id no JSON-RPC peer
+// can echo exactly, a batch) and the next frame is read. Every byte written
+// to stdout is a JSON-RPC message on its own line.
+//
+// Stdin EOF does not drop the requests already read. go-sdk stops writing
+// once its reader fails, so the connection keeps its reader open after EOF
+// until every request read so far has been answered: requests the caller
+// marks with CancelAtEOF (waits, runs) are cancelled at once, as a client's
+// notifications/cancelled would, and answer what they observed; the others
+// have Grace to answer on their own before they are cancelled too; after
+// Drain the reader ends regardless.
+//
+// The package knows nothing about tools or tmux; batches are refused rather
+// than supported.
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of Transport's bounds.
+const (
+	DefaultGrace = 2 * time.Second
+	DefaultDrain = 10 * time.Second
+)
+
+// Transport is an mcp.Transport over newline-delimited JSON. The zero
+// value serves os.Stdin and os.Stdout.
+type Transport struct {
+	In  io.ReadCloser // os.Stdin when nil
+	Out io.Writer     // os.Stdout when nil
+
+	// MaxFrame bounds one inbound frame in bytes; mcp.DefaultMaxLineLength
+	// (16 MiB) when 0. A longer frame is skipped and answered -32600.
+	MaxFrame int
+
+	// CancelAtEOF reports whether a request still in flight at stdin EOF is
+	// cancelled at once (a wait or a run, which would otherwise outlive its
+	// client). Nil cancels none at once.
+	CancelAtEOF func(*jsonrpc.Request) bool
+	// Grace is how long, after stdin EOF, the other requests already read
+	// have to answer before they are cancelled; DefaultGrace when 0.
+	Grace time.Duration
+	// Drain bounds the whole wait for answers after stdin EOF;
+	// DefaultDrain when 0.
+	Drain time.Duration
+
+	// Logger receives a warning for every refused frame; none when nil.
+	Logger *slog.Logger
+}
+
+// Connect implements mcp.Transport. Call it once.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	c := &conn{
+		in:       t.In,
+		out:      t.Out,
+		max:      t.MaxFrame,
+		urgent:   t.CancelAtEOF,
+		grace:    t.Grace,
+		drain:    t.Drain,
+		log:      t.Logger,
+		incoming: make(chan jsonrpc.Message),
+		closed:   make(chan struct{}),
+		readDone: make(chan struct{}),
+		pending:  map[jsonrpc.ID]*inflight{},
+		changed:  make(chan struct{}),
+	}
+	if c.in == nil {
+		c.in = os.Stdin
+	}
+	if c.out == nil {
+		c.out = os.Stdout
+	}
+	if c.max <= 0 {
+		c.max = mcp.DefaultMaxLineLength
+	}
+	if c.grace <= 0 {
+		c.grace = DefaultGrace
+	}
+	if c.drain <= 0 {
+		c.drain = DefaultDrain
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+// inflight is a request read and not yet answered.
+type inflight struct {
+	n      int  // times this id is in flight (a duplicate is refused by the SDK, but counted)
+	urgent bool // cancelled at once at EOF
+}
+
+type conn struct {
+	in     io.ReadCloser
+	out    io.Writer
+	max    int
+	urgent func(*jsonrpc.Request) bool
+	grace  time.Duration
+	drain  time.Duration
+	log    *slog.Logger
+
+	incoming chan jsonrpc.Message // frames for Read; closed when reading is over
+	readDone chan struct{}        // closed when readLoop returns
+	readErr  error                // why reading ended (io.EOF after a drain); set before incoming closes
+
+	writeMu sync.Mutex
+
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]*inflight
+	total   int           // requests read and not answered (ids can repeat)
+	changed chan struct{} // closed and replaced whenever total drops
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (c *conn) SessionID() string { return "" }
+
+// Read returns the next message. After stdin EOF it returns io.EOF only
+// once the requests already read are answered, or Drain has passed.
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case msg, ok := <-c.incoming:
+		if !ok {
+			return nil, c.readErr
+		}
+		return msg, nil
+	}
+}
+
+// track counts req as read and unanswered.
+func (c *conn) track(req *jsonrpc.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[req.ID]
+	if p == nil {
+		p = &inflight{}
+		c.pending[req.ID] = p
+	}
+	p.n++
+	if c.urgent != nil && c.urgent(req) {
+		p.urgent = true
+	}
+	c.total++
+}
+
+// answered records a response written for id.
+func (c *conn) answered(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.total == 0 {
+		return
+	}
+	if p := c.pending[id]; p != nil {
+		if p.n--; p.n == 0 {
+			delete(c.pending, id)
+		}
+	}
+	// A response without a known id (the SDK's answer to a duplicate id)
+	// still answers one request.
+	c.total--
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Write writes msg as one line. It may be called concurrently.
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encode a JSON-RPC message: %w", err)
+	}
+	if err := c.writeLine(data); err != nil {
+		return err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(resp.ID)
+	}
+	return nil
+}
+
+func (c *conn) writeLine(data []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	select {
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	_, err := c.out.Write(append(data, '\n'))
+	return err
+}
+
+// Close closes stdin (which ends a blocked read) and stops writing. It may
+// be called more than once.
+func (c *conn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.writeMu.Lock()
+		close(c.closed)
+		c.writeMu.Unlock()
+		err = c.in.Close()
+	})
+	return err
+}
+
+// readLoop reads frames until stdin ends, answers the ones that are not
+// JSON-RPC and hands the others to Read; after EOF it drains.
+func (c *conn) readLoop() {
+	defer close(c.readDone)
+	r := bufio.NewReaderSize(c.in, 64<<10)
+	var err error
+	for {
+		var frame []byte
+		var tooLong bool
+		frame, tooLong, err = readFrame(r, c.max)
+		if tooLong {
+			c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("frame longer than %d bytes; send smaller messages", c.max), "")
+		} else if len(bytes.TrimSpace(frame)) > 0 {
+			if msg := c.decode(frame); msg != nil && !c.deliver(msg) {
+				return
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		c.drainAfterEOF()
+	}
+	select {
+	case <-c.closed:
+		c.readErr = io.EOF
+	default:
+		c.readErr = err
+	}
+	close(c.incoming)
+}
+
+// deliver hands msg to Read; false when the connection closed first. A
+// call counts as in flight from here, before the reader can reach EOF.
+func (c *conn) deliver(msg jsonrpc.Message) bool {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.track(req)
+	}
+	select {
+	case c.incoming <- msg:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// readFrame reads one line of at most max bytes (without its newline). A
+// longer line is consumed and reported tooLong. err is io.EOF at the end of
+// the input, with the last unterminated line, if any, in frame.
+func readFrame(r *bufio.Reader, max int) (frame []byte, tooLong bool, err error) {
+	for {
+		chunk, e := r.ReadSlice('\n')
+		if !tooLong {
+			if len(frame)+len(chunk) > max+1 { // +1: the newline itself
+				tooLong, frame = true, nil
+			} else {
+				frame = append(frame, chunk...)
+			}
+		}
+		switch {
+		case e == nil:
+			return bytes.TrimSuffix(frame, []byte("\n")), tooLong, nil
+		case errors.Is(e, bufio.ErrBufferFull):
+			continue
+		default:
+			return frame, tooLong, e
+		}
+	}
+}
+
+// decode turns a frame into a message, or answers it with a JSON-RPC error
+// and returns nil.
+func (c *conn) decode(frame []byte) jsonrpc.Message {
+	frame = bytes.TrimSpace(frame)
+	if !json.Valid(frame) {
+		c.refuse(nil, jsonrpc.CodeParseError, "parse error: the frame is not JSON; send one JSON-RPC message per line", string(frame))
+		return nil
+	}
+	if frame[0] == '[' {
+		c.refuse(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send one message per line", string(frame))
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if frame[0] != '{' || json.Unmarshal(frame, &fields) != nil {
+		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object", string(frame))
+		return nil
+	}
+	rawID, hasID := fields["id"]
+	echo, idErr := checkID(rawID, hasID, fields["method"] != nil)
+	if idErr != "" {
+		c.refuse(echo, jsonrpc.CodeInvalidRequest, "invalid request: "+idErr, string(frame))
+		return nil
+	}
+	var version string
+	if json.Unmarshal(fields["jsonrpc"], &version) != nil || version != "2.0" {
+		c.refuse(echo, jsonrpc.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, string(frame))
+		return nil
+	}
+	if m, ok := fields["method"]; ok {
+		var method string
+		if json.Unmarshal(m, &method) != nil {
+			c.refuse(echo, jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a string`, string(frame))
+			return nil
+		}
+	}
+	msg, err := jsonrpc.DecodeMessage(frame)
+	if err != nil {
+		c.refuse(echo, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), string(frame))
+		return nil
+	}
+	return msg
+}
+
+// maxExactID is the largest integer a float64 holds exactly, 2^53.
+const maxExactID = 1 << 53
+
+// checkID accepts the ids the SDK can echo exactly: a string, or an
+// integer within int64. It returns the id to echo in a refusal (the raw
+// token when it is a string or a number, else null) and why it is refused.
+func checkID(raw json.RawMessage, present, isRequest bool) (echo json.RawMessage, problem string) {
+	if !present {
+		return nil, ""
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return nil, `"id" is not a JSON value`
+	}
+	switch v := v.(type) {
+	case string:
+		return nil, ""
+	case json.Number:
+		// go-sdk reads numeric ids as float64: only integers it holds
+		// exactly come back unchanged.
+		if n, err := v.Int64(); err != nil || n > maxExactID || n < -maxExactID {
+			return raw, fmt.Sprintf(`"id" %s is not an integer within ±2^53; use a string or a smaller integer`, v)
+		}
+		return nil, ""
+	case nil:
+		if isRequest {
+			return nil, `"id" is null; omit "id" for a notification, or give a string or an integer`
+		}
+		return nil, ""
+	default:
+		return nil, `"id" must be a string or an integer`
+	}
+}
+
+// refuse writes an error response for a frame that never reached the SDK.
+func (c *conn) refuse(id json.RawMessage, code int64, message, frame string) {
+	if len(frame) > 200 {
+		frame = frame[:200] + "…"
+	}
+	c.log.Warn("refused a JSON-RPC frame", slog.Int64("code", code), slog.String("reason", message), slog.String("frame", frame))
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	data, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: message}})
+	if err := c.writeLine(data); err != nil {
+		c.log.Warn("write a refusal", slog.Any("error", err))
+	}
+}
+
+// drainAfterEOF waits, after stdin EOF, until every request read so far is
+// answered: urgent ones are cancelled at once, the rest after the grace;
+// it gives up after the drain bound or when the connection closes.
+func (c *conn) drainAfterEOF() {
+	drain := time.NewTimer(c.drain)
+	defer drain.Stop()
+	grace := time.NewTimer(c.grace)
+	defer grace.Stop()
+	cancelled := map[jsonrpc.ID]bool{}
+	c.cancel(cancelled, true)
+	for {
+		c.mu.Lock()
+		total, changed := c.total, c.changed
+		c.mu.Unlock()
+		if total == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-grace.C:
+			c.cancel(cancelled, false)
+		case <-drain.C:
+			c.log.Warn("stdin closed; gave up waiting for answers", slog.Int("unanswered", total))
+			return
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+// cancel delivers notifications/cancelled for the pending requests (only
+// the urgent ones when onlyUrgent), each id once.
+func (c *conn) cancel(done map[jsonrpc.ID]bool, onlyUrgent bool) {
+	c.mu.Lock()
+	var ids []jsonrpc.ID
+	for id, p := range c.pending {
+		if !done[id] && (p.urgent || !onlyUrgent) {
+			done[id] = true
+			ids = append(ids, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range ids {
+		params, _ := json.Marshal(map[string]any{"requestId": id.Raw(), "reason": "the client closed stdin"})
+		if !c.deliver(&jsonrpc.Request{Method: "notifications/cancelled", Params: params}) {
+			return
+		}
+	}
+}
+
+// CancelTools returns a CancelAtEOF that picks the tools/call requests of
+// the named tools.
+func CancelTools(names ...string) func(*jsonrpc.Request) bool {
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = true
+	}
+	return func(r *jsonrpc.Request) bool {
+		if r.Method != "tools/call" {
+			return false
+		}
+		var p struct {
+			Name string `json:"name"`
+		}
+		return json.Unmarshal(r.Params, &p) == nil && set[p.Name]
+	}
+}
