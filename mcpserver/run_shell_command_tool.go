@@ -132,8 +132,25 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 		res.Note = "the wait was cancelled; the command may still be running in " + in.PaneID
 		return res, nil
 	}
+	if outcome == "completed" {
+		settle(ctx, c.pane.PID)
+	}
 	s.frameResult(ctx, in.PaneID, f, start, guess, &res)
 	return res, nil
+}
+
+// settleFor bounds how long a completed command's subshell may take to
+// exit after its exit trap signalled.
+const settleFor = time.Second
+
+// settle waits, briefly, until the shell has the terminal's foreground
+// again: the exit trap signals just before the subshell exits, and a next
+// command must find the shell at its prompt.
+func settle(ctx context.Context, pid int) {
+	deadline := time.Now().Add(settleFor)
+	for !atPrompt(pid) && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(2 * time.Millisecond) // the subshell is exiting; no event tells
+	}
 }
 
 // frameResult fills res from the pane: the lines strictly between the
