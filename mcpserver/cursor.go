@@ -68,7 +68,8 @@ type since struct {
 	lines      []string // finished rows after the anchor, oldest first
 	next       anchor   // anchor on the newest finished row
 	continuous bool     // the anchor was found: lines follow it directly
-	missed     int      // rows known to have left tmux's history unread
+	missed     int      // rows known to have left tmux's history unread (a lower bound)
+	overrun    bool     // not continuous because old history was dropped
 	pos        tmux.Position
 	cursorLine string // the unfinished row the cursor is on
 }
@@ -131,7 +132,9 @@ func (s *server) readSince(ctx context.Context, pane string, a anchor, guess *tm
 			if err != nil {
 				return since{}, err
 			}
-			return finish(pane, last, last.First, false, missed), nil
+			out := finish(pane, last, last.First, false, missed)
+			out.overrun = true
+			return out, nil
 		}
 		// Cleared (clear-history, an erase of the scrollback) or redrawn.
 		last, err := s.tmux.CaptureRows(ctx, pane, 0, rows.Position)

@@ -23,6 +23,7 @@ type Position struct {
 	Height       int
 	Alternate    bool // the alternate screen is on (no history is kept for it)
 	Dead         bool
+	SessionID    string // the pane's session ($N)
 }
 
 // CursorRow is the absolute index of the cursor's row.
@@ -33,7 +34,7 @@ func (p Position) Trim() int { return max(p.HistoryLimit/10, 1) }
 
 const positionMark = "\x1ePOS\x1f"
 
-var positionFormat = positionMark + "#{history_size}\x1f#{history_limit}\x1f#{cursor_y}\x1f#{pane_height}\x1f#{alternate_on}\x1f#{pane_dead}\x1e"
+var positionFormat = positionMark + "#{history_size}\x1f#{history_limit}\x1f#{cursor_y}\x1f#{pane_height}\x1f#{alternate_on}\x1f#{pane_dead}\x1f#{session_id}\x1e"
 
 // Rows is a capture of a pane with the position read in the same tmux
 // invocation (tmux processes no pane output between the commands of one
@@ -120,8 +121,8 @@ func parsePosition(out string) (Position, string, error) {
 		return Position{}, "", fmt.Errorf("tmux printed an unterminated pane position %q", firstLine(out))
 	}
 	f := strings.Split(head, "\x1f")
-	if len(f) != 6 {
-		return Position{}, "", fmt.Errorf("tmux pane position %q has %d fields; want 6", head, len(f))
+	if len(f) != 7 {
+		return Position{}, "", fmt.Errorf("tmux pane position %q has %d fields; want 7", head, len(f))
 	}
 	var n [4]int
 	for i := range n {
@@ -135,7 +136,7 @@ func parsePosition(out string) (Position, string, error) {
 		}
 		n[i] = v
 	}
-	return Position{HistorySize: n[0], HistoryLimit: n[1], CursorY: n[2], Height: n[3], Alternate: f[4] == "1", Dead: f[5] == "1"}, rest, nil
+	return Position{HistorySize: n[0], HistoryLimit: n[1], CursorY: n[2], Height: n[3], Alternate: f[4] == "1", Dead: f[5] == "1", SessionID: f[6]}, rest, nil
 }
 
 func firstLine(s string) string {
