@@ -67,7 +67,7 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 		defer w.end()
 		res.EffectiveTimeoutMs = w.ms()
 		watch := s.watchPane(wctx, got.pos.SessionID, in.PaneID)
-		defer watch.stop()
+		defer func() { watch.stop() }()
 		res.Streaming = watch.stream
 		pos := got.pos
 	wait:
@@ -75,7 +75,9 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 			select {
 			case <-watch.wake:
 			case <-watch.ended:
-				watch.ended = nil // the pane's session ended: the read below tells
+				// The connection ended: read once more, and watch anew.
+				watch.stop()
+				watch = s.watchPane(wctx, got.pos.SessionID, in.PaneID)
 			case <-wctx.Done():
 				if s.ended(wctx, ctx) == outcomeCancelled {
 					res.Note = "cancelled before new lines arrived"

@@ -91,13 +91,14 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "run_shell_command")
 	defer w.end()
 	watch := s.watchPane(wctx, c.pane.SessionID, in.PaneID)
-	defer watch.stop()
+	defer func() { watch.stop() }()
 
 	// The completion signal is remembered by tmux when it comes before
 	// the waiter, so the waiter can start after the command is typed.
 	if _, err := s.tmux.Run(ctx, "send-keys", "-t", in.PaneID, "-l", f.line, ";", "send-keys", "-t", in.PaneID, "Enter"); err != nil {
 		return runShellCommandResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
+	s.typed.noteTyped(in.PaneID, f.line)
 	signalled := make(chan error, 1)
 	go func() {
 		_, err := s.tmux.RunFor(wctx, w.effective+time.Second, "wait-for", f.channel)
@@ -118,6 +119,14 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 			// wait-for also returns when the server dies: the capture tells.
 			outcome = "completed"
 		case <-watch.wake:
+			if s.paneGone(ctx, in.PaneID) {
+				outcome = outcomePaneDied
+			}
+		case <-watch.ended:
+			// The connection ended (its session may be gone): check, and
+			// watch anew.
+			watch.stop()
+			watch = s.watchPane(wctx, c.pane.SessionID, in.PaneID)
 			if s.paneGone(ctx, in.PaneID) {
 				outcome = outcomePaneDied
 			}

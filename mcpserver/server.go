@@ -76,6 +76,7 @@ type server struct {
 	budget budget
 	runner Runner
 	live   *live.Pool // nil when control mode is forbidden
+	typed  *typedLog  // recent input, discounted by wait_for_text
 }
 
 // New returns the MCP server for d, with the selected tools registered. It
@@ -98,6 +99,7 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		budget: budget{lines: d.Limits.MaxResultLines, chars: d.Limits.MaxResultChars},
 		runner: d.Runner,
 		live:   d.Live,
+		typed:  &typedLog{},
 	}
 	if s.live == nil && d.Limits.Live && d.Tmux != nil {
 		s.live = NewLivePool(d.Tmux)
