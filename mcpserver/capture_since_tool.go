@@ -9,9 +9,9 @@ import (
 )
 
 type captureSinceParams struct {
-	PaneID string `json:"paneId" jsonschema:"the pane id (%3)"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"cursor from the last answer; omitted = start from the screen"`
-	WaitMs *int64 `json:"waitMs,omitempty" jsonschema:"wait up to this long for new lines; omitted = answer now"`
+	PaneID string `json:"paneId" jsonschema:"pane id (%3)"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"from the last answer; omitted = the screen"`
+	WaitMs *int64 `json:"waitMs,omitempty" jsonschema:"wait this long for new lines"`
 }
 
 type captureSinceResult struct {
@@ -30,8 +30,7 @@ func init() {
 		name:    "capture_since",
 		toolset: Inspect,
 		title:   "Capture since cursor",
-		description: "Only the finished lines a pane added after your cursor, and the next cursor; call first without one. " +
-			"continuous:false means the pane was cleared or outran its history. waitMs blocks until new lines arrive. " +
+		description: "Only the lines a pane finished since your cursor, and the next cursor (omit it the first time). continuous:false: cleared or outran its history. " +
 			`Example: {"paneId":"%3","cursor":"lc1.3.120.9f…","waitMs":10000}.`,
 		capability: Capability{
 			ProcessReach:        "none",

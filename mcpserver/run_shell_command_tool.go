@@ -17,14 +17,14 @@ import (
 )
 
 type runShellCommandParams struct {
-	PaneID    string `json:"paneId" jsonschema:"the pane id (%3); its shell must be at a prompt"`
-	Command   string `json:"command" jsonschema:"shell command line, run in a subshell"`
-	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"how long to wait; omitted = the ceiling"`
-	Force     string `json:"force,omitempty" jsonschema:"the caller's own pane id, to allow running there"`
+	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
+	Command   string `json:"command" jsonschema:"shell command line"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
+	Force     string `json:"force,omitempty" jsonschema:"the caller's own pane id"`
 }
 
 type runShellCommandResult struct {
-	Outcome            string   `json:"outcome" jsonschema:"completed, timed_out, pane_died or cancelled"`
+	Outcome            string   `json:"outcome"`
 	ExitStatus         *int     `json:"exitStatus"`
 	Output             []string `json:"output"`
 	DroppedLines       int      `json:"droppedLines"`
@@ -39,14 +39,13 @@ func init() {
 		name:    "run_shell_command",
 		toolset: Execute,
 		title:   "Run shell command",
-		description: "Types a command into a pane's bash or zsh, waits for it, and answers its exit status and output (newest lines kept), " +
-			"and a cursor for capture_since. Runs in a subshell: cd and exit do not leak. " +
+		description: "Runs a command in a pane's shell (in a subshell), waits, and answers exit status, output and a capture_since cursor. " +
 			`Example: {"paneId":"%3","command":"make test","timeoutMs":60000}.`,
 		capability: Capability{
 			ProcessReach:        "pane-command",
 			Effects:             []string{"observe", "change"},
 			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{"command": "literal (send-keys -l), single-quoted for eval"},
+			InputLiteralization: map[string]string{"command": "literal (send-keys -l), quoted"},
 		},
 	}, handle: (*server).runShellCommand})
 }

@@ -7,7 +7,7 @@ import (
 )
 
 type signalChannelParams struct {
-	Channel string `json:"channel" jsonschema:"channel name: letters, digits, . _ - :"`
+	Channel string `json:"channel" jsonschema:"letters, digits, . _ - :"`
 }
 
 type signalChannelResult struct {
@@ -20,8 +20,8 @@ func init() {
 		name:    "signal_channel",
 		toolset: Execute,
 		title:   "Signal channel",
-		description: "Wakes every wait on a tmux channel (wait-for -S); with no waiter, the next wait returns at once. " +
-			`Pairs with wait_for_channel. Example: {"channel":"build-done"}.`,
+		description: "Wakes every wait_for_channel on the channel; with none waiting, the next returns at once. " +
+			`Example: {"channel":"build-done"}.`,
 		capability: Capability{
 			ProcessReach:        "none",
 			Effects:             []string{"change"},

@@ -13,12 +13,12 @@ import (
 )
 
 type waitForChannelParams struct {
-	Channel   string `json:"channel" jsonschema:"channel name: letters, digits, . _ - :"`
-	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"how long to wait; omitted = the ceiling"`
+	Channel   string `json:"channel" jsonschema:"letters, digits, . _ - :"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
 }
 
 type waitForChannelResult struct {
-	Outcome            string `json:"outcome" jsonschema:"signalled, timed_out, server_died or cancelled"`
+	Outcome            string `json:"outcome"`
 	EffectiveTimeoutMs int64  `json:"effectiveTimeoutMs"`
 	Note               string `json:"note,omitempty"`
 }
@@ -28,8 +28,8 @@ func init() {
 		name:    "wait_for_channel",
 		toolset: Execute,
 		title:   "Wait for channel",
-		description: "Blocks inside tmux (wait-for) until the channel is signalled: append `; tmux wait-for -S NAME` to what you send, then wait here. " +
-			"A signal sent before the wait is kept once. " + `Example: {"channel":"build-done","timeoutMs":60000}.`,
+		description: "Waits in tmux until the channel is signalled: append `; tmux wait-for -S NAME` to what you send. " +
+			`Example: {"channel":"build-done","timeoutMs":60000}.`,
 		capability: Capability{
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},

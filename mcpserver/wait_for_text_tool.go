@@ -14,14 +14,14 @@ import (
 )
 
 type waitForTextParams struct {
-	PaneID    string `json:"paneId" jsonschema:"the pane id (%3)"`
+	PaneID    string `json:"paneId" jsonschema:"pane id (%3)"`
 	Pattern   string `json:"pattern" jsonschema:"text to wait for"`
-	Regex     bool   `json:"regex,omitempty" jsonschema:"pattern is a regular expression (RE2)"`
-	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"how long to wait; omitted = the ceiling"`
+	Regex     bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
 }
 
 type waitForTextResult struct {
-	Outcome            string   `json:"outcome" jsonschema:"matched, timed_out, pane_died or cancelled"`
+	Outcome            string   `json:"outcome"`
 	Match              string   `json:"match,omitempty"`
 	Output             []string `json:"output"`
 	Screen             []string `json:"screen"`
@@ -35,8 +35,7 @@ func init() {
 		name:    "wait_for_text",
 		toolset: Execute,
 		title:   "Wait for text",
-		description: "Blocks until a pane shows the text (woken by its output, not polling), for output you did not start; " +
-			"answers the match, output since the wait began, the screen and a cursor. For your own commands prefer run_shell_command. " +
+		description: "Waits until a pane shows the text, for output you did not start (your own commands: run_shell_command). " +
 			`Example: {"paneId":"%3","pattern":"listening on","timeoutMs":60000}.`,
 		capability: Capability{
 			ProcessReach:        "none",
