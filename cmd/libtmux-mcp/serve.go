@@ -70,9 +70,16 @@ func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Wr
 		runs.reinviteOnHUP(life, stderr)
 	}
 
+	if cfg.Live {
+		// Control-mode connections for waits; closed (and their tmux
+		// clients reaped) before serve returns.
+		deps.Live = mcpserver.NewLivePool(client)
+		defer deps.Live.Close()
+	}
+
 	srv := mcpserver.New(life, deps)
 	fmt.Fprintln(stderr, startupLine(cfg, startup, sel))
-	err = srv.Run(ctx, t)
+	err = serveSession(ctx, srv, t, stop)
 	// Handlers end with life; runs in flight stop their scripts before the
 	// broker closes and the setup files are removed.
 	stop()
@@ -81,6 +88,30 @@ func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Wr
 		return nil
 	}
 	return err
+}
+
+// serveSession serves t until the client goes away or ctx ends. When ctx
+// ends, the handlers are stopped first (stopHandlers: a wait answers
+// cancelled) and the session is closed once their answers are written:
+// go-sdk writes nothing after its session starts closing.
+func serveSession(ctx context.Context, srv *mcp.Server, t mcp.Transport, stopHandlers func()) error {
+	tracked := trackAnswers(t)
+	ss, err := srv.Connect(context.WithoutCancel(ctx), tracked, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+		stopHandlers()
+		tracked.wait(drainTimeout)
+		ss.Close()
+		<-ended
+		return ctx.Err()
+	}
 }
 
 // startupLine is the one line that says what this process serves.
