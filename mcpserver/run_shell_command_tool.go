@@ -177,6 +177,14 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 		return
 	}
 	out, status, sawStart, sawEnd := f.parse(joined)
+	if (!sawStart || !sawEnd) && rows.HistorySize+rows.Height >= rows.HistoryLimit-rows.Trim() {
+		// tmux dropped old history during the command, moving every row up
+		// by whole trims: read the whole history once.
+		if r, j, err := s.tmux.CaptureRowsJoined(ctx, pane, 0, rows.Position); err == nil {
+			rows, joined = r, j
+			out, status, sawStart, sawEnd = f.parse(joined)
+		}
+	}
 	if res.Outcome == "completed" && !sawEnd {
 		// The signal came but no status line: the server or pane ended.
 		res.Outcome = outcomePaneDied
@@ -271,10 +279,16 @@ func newFrame(exe, socket, command, shell string) (frame, error) {
 	if err != nil {
 		return frame{}, err
 	}
+	// printf is the shell's own: zsh's `command` would run the external
+	// one (a process more per marker).
+	printf := "\\command printf"
+	if shell == "zsh" {
+		printf = "builtin printf"
+	}
 	// A leading space keeps the line out of histories that ignore such
 	// lines (HIST_IGNORE_SPACE, HISTCONTROL=ignorespace).
-	f.line = " ( \\trap 'st=$?; \\command printf \"\\n%s%s\\n\" " + nonce + " \"-e:$st\"; \"" + exe + "\" -S \"" + socket + "\" wait-for -S " + f.channel + "; \\exit 0' 0; " +
-		"\\command printf '%s%s\\n' " + nonce + " -s; ( \\eval " + quoted + " ) )"
+	f.line = " ( \\trap 'st=$?; " + printf + " \"\\n%s%s\\n\" " + nonce + " \"-e:$st\"; \"" + exe + "\" -S \"" + socket + "\" wait-for -S " + f.channel + "; \\exit 0' 0; " +
+		printf + " '%s%s\\n' " + nonce + " -s; ( \\eval " + quoted + " ) )"
 	return f, nil
 }
 
