@@ -184,3 +184,25 @@ func TestRunShellCommandRefusals(t *testing.T) {
 		t.Errorf("synchronized cohort: %q; want a refusal", msg)
 	}
 }
+
+func TestRunShellCommandCancelledByShutdown(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.ZshSession("z")
+	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
+	done := make(chan runShellCommandResult, 1)
+	go func() {
+		var out runShellCommandResult
+		call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30"}, &out)
+		done <- out
+	}()
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\nstarted") })
+	shutdown()
+	select {
+	case got := <-done:
+		if got.Outcome != "cancelled" || got.ExitStatus != nil || !strings.Contains(got.Note, "may still be running") {
+			t.Errorf("shutdown during a command: %+v; want cancelled, saying it may still run", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer after shutdown")
+	}
+}

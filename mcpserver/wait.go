@@ -52,11 +52,10 @@ func (s *server) effectiveTimeout(timeoutMs *int64) time.Duration {
 	if timeoutMs == nil || *timeoutMs <= 0 {
 		return ceiling
 	}
-	d := time.Duration(*timeoutMs) * time.Millisecond
-	if d > ceiling || d < 0 { // d < 0: the multiplication overflowed
+	if *timeoutMs >= ceiling.Milliseconds() {
 		return ceiling
 	}
-	return d
+	return time.Duration(*timeoutMs) * time.Millisecond
 }
 
 // progress sends a progress notification every progressEvery until the

@@ -11,9 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// connectLife serves d with handlers tied to life, which the test cancels
-// to play a shutdown while the transport stays up.
-func connectLife(t *testing.T, ts *tmuxtest.Server, d Deps) (*mcp.ClientSession, context.CancelFunc) {
+// withServer fills d as cmd/libtmux-mcp would for ts.
+func withServer(t *testing.T, ts *tmuxtest.Server, d Deps) Deps {
 	t.Helper()
 	c, err := tmux.NewClient(tmux.Route{SocketPath: ts.Socket}, 0)
 	if err != nil {
@@ -26,6 +25,14 @@ func connectLife(t *testing.T, ts *tmuxtest.Server, d Deps) (*mcp.ClientSession,
 	if d.Selection, err = Select(d.Startup.Provenance, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+// connectLife serves d with handlers tied to life, which the test cancels
+// to play a shutdown while the transport stays up.
+func connectLife(t *testing.T, ts *tmuxtest.Server, d Deps) (*mcp.ClientSession, context.CancelFunc) {
+	t.Helper()
+	d = withServer(t, ts, d)
 	life, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
 	runCtx, endRun := context.WithCancel(context.Background())
