@@ -35,6 +35,18 @@ func waitingOn(t *testing.T, ts *tmuxtest.Server) {
 	}
 }
 
+// noControlClient waits until the pool has closed its idle connections.
+func noControlClient(t *testing.T, ts *tmuxtest.Server) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1") {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle control client was never closed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func answer(t *testing.T, ch <-chan waitForTextResult) waitForTextResult {
 	t.Helper()
 	select {
@@ -68,6 +80,15 @@ func TestWaitForText(t *testing.T) {
 	got = answer(t, waitText(t, cs, map[string]any{"paneId": pane, "pattern": `ready-\d+$`, "regex": true}))
 	if got.Outcome != "matched" || got.Match != "ready-42" {
 		t.Errorf("regex: %+v", got)
+	}
+
+	// Printed and scrolled off the screen before any look: still found.
+	noControlClient(t, ts) // so that waitingOn sees this wait's connection
+	ch = waitText(t, cs, map[string]any{"paneId": pane, "pattern": `^4321$`, "regex": true})
+	waitingOn(t, ts)
+	ts.Type(pane, "seq 1 5000", true)
+	if got := answer(t, ch); got.Outcome != "matched" || got.Match != "4321" {
+		t.Errorf("a line that scrolled away: %+v", got.Outcome)
 	}
 
 	// Never printed: timed_out at the requested timeout, with the screen.
@@ -107,6 +128,7 @@ func TestWaitForTextPaneDied(t *testing.T) {
 
 	// The whole server killed: pane_died as well.
 	other := ts.NewSession("t", "sleep", "600")
+	noControlClient(t, ts)
 	ch = waitText(t, cs, map[string]any{"paneId": other, "pattern": "x"})
 	waitingOn(t, ts)
 	ts.Run("kill-server")

@@ -46,6 +46,9 @@ func init() {
 	}, handle: (*server).waitForText})
 }
 
+// lookOverlap is how many rows above the cursor a look reads again.
+const lookOverlap = 8
+
 // maxPatternBytes bounds a wait_for_text pattern.
 const maxPatternBytes = 4096
 
@@ -90,13 +93,23 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	defer func() { watch.stop() }()
 
 	var last *tmux.Rows
+	// Each look reads the screen and what scrolled past it since the last
+	// look (with a few rows of overlap, for lines that wrapped), not all
+	// the output since the wait began again.
+	searched := start
 	look := func() (match string, gone bool) {
-		from := min(start, pos.HistorySize)
+		from := min(searched, pos.HistorySize)
 		rows, joined, err := s.tmux.CaptureRowsJoined(ctx, in.PaneID, from, pos)
+		for try := 0; err == nil && rows.First > from && try < 3; try++ {
+			// Output scrolled the grid since pos: read again from the rows
+			// the first read skipped, by the capture's own position.
+			rows, joined, err = s.tmux.CaptureRowsJoined(ctx, in.PaneID, from-sinceMargin<<try, rows.Position)
+		}
 		if err != nil {
 			return "", errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer)
 		}
 		pos, last = rows.Position, &rows
+		searched = max(searched, rows.CursorRow()-lookOverlap)
 		if rows.Dead {
 			return "", true
 		}
@@ -129,6 +142,13 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	res.Outcome = outcome
 	if outcome == outcomeCancelled && ctx.Err() != nil && last == nil {
 		return res, nil
+	}
+	if last != nil && last.First > start && ctx.Err() == nil {
+		// The last look started after the wait's first row: read the
+		// output since the wait began once more, for the answer.
+		if rows, err := s.tmux.CaptureRows(ctx, in.PaneID, start, last.Position); err == nil {
+			last = &rows
+		}
 	}
 	if last != nil {
 		end := min(len(last.Lines), last.CursorRow()-last.First+1)
