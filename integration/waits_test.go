@@ -190,6 +190,8 @@ func descendants(pid int, word string) []string {
 func TestWaitCancellation(t *testing.T) {
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
+	shell := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
+	ts.WaitFor(shell, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "$") })
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
 	pid := p.cmd.Process.Pid
 	for _, c := range []struct {
@@ -198,6 +200,7 @@ func TestWaitCancellation(t *testing.T) {
 		child string
 	}{
 		{"wait_for_channel", map[string]any{"channel": "never"}, "wait-for"},
+		{"run_shell_command", map[string]any{"paneId": shell, "command": "sleep 30"}, "wait-for"},
 		{"wait_for_text", map[string]any{"paneId": pane, "pattern": "never-printed"}, " -C "},
 		{"capture_since", nil, " -C "},
 	} {

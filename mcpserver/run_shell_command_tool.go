@@ -97,7 +97,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	if _, err := s.tmux.Run(ctx, "send-keys", "-t", in.PaneID, "-l", f.line, ";", "send-keys", "-t", in.PaneID, "Enter"); err != nil {
 		return runShellCommandResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
-	s.typed.noteTyped(in.PaneID, f.line)
+	s.noteTyped(in.PaneID, f.line)
 	signalled := make(chan error, 1)
 	go func() {
 		_, err := s.tmux.RunFor(wctx, w.effective+time.Second, "wait-for", f.channel)

@@ -200,8 +200,12 @@ type typedEntry struct {
 	at    time.Time
 }
 
-// noteTyped records text typed into pane (send_keys, paste_text and
-// run_shell_command call it).
+// noteTyped records text this server typed or pasted into pane, so that
+// wait_for_text does not match the pane's echo of it for echoWindow.
+// Input tools call it after sending.
+func (s *server) noteTyped(pane, text string) { s.typed.noteTyped(pane, text) }
+
+// noteTyped records text typed into pane.
 func (l *typedLog) noteTyped(pane, text string) {
 	if l == nil || strings.TrimSpace(text) == "" {
 		return
