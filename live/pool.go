@@ -67,9 +67,10 @@ type session struct {
 
 // Watch is one waiter's registration for one pane.
 type Watch struct {
-	p     *Pool
-	s     *session
-	pane  string
+	p      *Pool
+	s      *session
+	pane   string
+	output bool // the pane's output wakes it
 	wake  chan struct{}
 	ended chan struct{}
 	once  sync.Once
@@ -84,8 +85,10 @@ func (w *Watch) C() <-chan struct{} { return w.wake }
 func (w *Watch) Ended() <-chan struct{} { return w.ended }
 
 // Watch registers for pane in session, opening the session's connection if
-// none is open. ctx bounds only the dial.
-func (p *Pool) Watch(ctx context.Context, sessionID, pane string) (*Watch, error) {
+// none is open. With output, the pane's output wakes the watch; without,
+// only changes that may end the pane do (layout changes, closed windows,
+// the connection's end, lost events). ctx bounds only the dial.
+func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (*Watch, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -98,7 +101,7 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string) (*Watch, error
 		p.sessions[sessionID] = s
 		dialer = true
 	}
-	w := &Watch{p: p, s: s, pane: pane, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	w := &Watch{p: p, s: s, pane: pane, output: output, wake: make(chan struct{}, 1), ended: make(chan struct{})}
 	s.watches[w] = struct{}{}
 	if s.idle != nil {
 		s.idle.Stop()
@@ -193,7 +196,7 @@ func (p *Pool) fanOut(s *session, events <-chan tmux.Event, unsubscribe func()) 
 	for ev := range events {
 		p.mu.Lock()
 		for w := range s.watches {
-			if concerns(ev, w.pane) {
+			if concerns(ev, w.pane, w.output) {
 				select {
 				case w.wake <- struct{}{}:
 				default:
@@ -208,12 +211,12 @@ func (p *Pool) fanOut(s *session, events <-chan tmux.Event, unsubscribe func()) 
 	p.mu.Unlock()
 }
 
-// concerns reports whether ev may have changed what pane shows or whether
-// it exists.
-func concerns(ev tmux.Event, pane string) bool {
+// concerns reports whether ev may have changed whether pane exists, or
+// (with output) what it shows.
+func concerns(ev tmux.Event, pane string, output bool) bool {
 	switch ev.Kind {
 	case tmux.EventOutput, tmux.EventExtendedOutput, tmux.EventPaneModeChanged:
-		return ev.Pane == pane
+		return output && ev.Pane == pane
 	case tmux.EventLost, tmux.EventLayoutChange, tmux.EventWindowClose, tmux.EventUnlinkedWindowClose,
 		tmux.EventExit, tmux.EventSessionChanged, tmux.EventSessionsChanged:
 		return true

@@ -92,7 +92,7 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w, err := p.Watch(context.Background(), "$1", "%1")
+			w, err := p.Watch(context.Background(), "$1", "%1", true)
 			if err != nil {
 				t.Error(err)
 			}
@@ -104,7 +104,7 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 	if d.dials["$1"] != 1 {
 		t.Fatalf("%d dials for one session; want 1", d.dials["$1"])
 	}
-	other, _ := p.Watch(context.Background(), "$1", "%2")
+	other, _ := p.Watch(context.Background(), "$1", "%2", true)
 	c := d.conn("$1")
 	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%1", Data: []byte("x")}
 	for i, w := range watches {
@@ -122,6 +122,16 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 	if !woken(other) {
 		t.Fatal("no wake-up for %2")
 	}
+	// A watch for the pane's end only is not woken by its output.
+	ends, _ := p.Watch(context.Background(), "$1", "%2", false)
+	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%2"}
+	if !woken(other) || !quiet(ends) {
+		t.Error("output woke a watch that asked only for the pane's end")
+	}
+	c.events <- tmux.Event{Kind: tmux.EventLayoutChange, Window: "@1"}
+	if !woken(ends) {
+		t.Error("a layout change did not wake a watch for the pane's end")
+	}
 	// A layout change or lost events may concern every pane.
 	c.events <- tmux.Event{Kind: tmux.EventLost, Lost: 3}
 	if !woken(watches[0]) || !woken(other) {
@@ -133,7 +143,7 @@ func TestPoolClosesIdleAndReopens(t *testing.T) {
 	d := &fakeDialer{}
 	p := New(d.dial, 20*time.Millisecond)
 	defer p.Close()
-	w, _ := p.Watch(context.Background(), "$1", "%1")
+	w, _ := p.Watch(context.Background(), "$1", "%1", true)
 	w.Close()
 	c := d.conn("$1")
 	deadline := time.Now().Add(2 * time.Second)
@@ -143,13 +153,13 @@ func TestPoolClosesIdleAndReopens(t *testing.T) {
 	if !c.closed.Load() {
 		t.Fatal("the idle connection was not closed")
 	}
-	w2, err := p.Watch(context.Background(), "$1", "%1")
+	w2, err := p.Watch(context.Background(), "$1", "%1", true)
 	if err != nil || d.dials["$1"] != 2 {
 		t.Fatalf("watch after idle close: %v, %d dials; want a new connection", err, d.dials["$1"])
 	}
 	// A watch arriving within the idle period keeps the connection.
 	w2.Close()
-	w3, _ := p.Watch(context.Background(), "$1", "%1")
+	w3, _ := p.Watch(context.Background(), "$1", "%1", true)
 	defer w3.Close()
 	time.Sleep(60 * time.Millisecond) // longer than idle: the timer must have been stopped
 	if d.conn("$1").closed.Load() {
@@ -161,7 +171,7 @@ func TestPoolConnectionEndEndsWatches(t *testing.T) {
 	d := &fakeDialer{}
 	p := New(d.dial, time.Hour)
 	defer p.Close()
-	w, _ := p.Watch(context.Background(), "$1", "%1")
+	w, _ := p.Watch(context.Background(), "$1", "%1", true)
 	d.conn("$1").Close() // tmux ended it: session or server gone
 	select {
 	case <-w.Ended():
@@ -176,11 +186,11 @@ func TestPoolConnectionEndEndsWatches(t *testing.T) {
 func TestPoolDialFailureAndClose(t *testing.T) {
 	d := &fakeDialer{fail: errors.New("no session $9")}
 	p := New(d.dial, time.Hour)
-	if _, err := p.Watch(context.Background(), "$9", "%1"); err == nil || p.Sessions() != 0 {
+	if _, err := p.Watch(context.Background(), "$9", "%1", true); err == nil || p.Sessions() != 0 {
 		t.Fatalf("failed dial: err %v, %d sessions; want the error and nothing kept", err, p.Sessions())
 	}
 	d.fail = nil
-	w, _ := p.Watch(context.Background(), "$1", "%1")
+	w, _ := p.Watch(context.Background(), "$1", "%1", true)
 	p.Close()
 	select {
 	case <-w.Ended():
@@ -190,7 +200,7 @@ func TestPoolDialFailureAndClose(t *testing.T) {
 	if !d.conn("$1").closed.Load() {
 		t.Error("Close left a connection open")
 	}
-	if _, err := p.Watch(context.Background(), "$1", "%1"); !errors.Is(err, ErrClosed) {
+	if _, err := p.Watch(context.Background(), "$1", "%1", true); !errors.Is(err, ErrClosed) {
 		t.Errorf("Watch after Close: %v; want ErrClosed", err)
 	}
 	w.Close() // after Close: no panic
@@ -202,10 +212,10 @@ func TestPoolWatchGivesUpWithItsContext(t *testing.T) {
 	defer p.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { _, err := p.Watch(ctx, "$1", "%1"); done <- err }()
+	go func() { _, err := p.Watch(ctx, "$1", "%1", true); done <- err }()
 	// A second watch joins the same dial.
 	joined := make(chan error, 1)
-	go func() { _, err := p.Watch(context.Background(), "$1", "%1"); joined <- err }()
+	go func() { _, err := p.Watch(context.Background(), "$1", "%1", true); joined <- err }()
 	cancel()
 	close(d.gate)
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {

@@ -65,7 +65,7 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 		wctx, w := s.startWait(ctx, req, in.WaitMs, "capture_since")
 		defer w.end()
 		res.EffectiveTimeoutMs = w.ms()
-		watch := s.watchPane(wctx, got.pos.SessionID, in.PaneID)
+		watch := s.watchPane(wctx, got.pos.SessionID, in.PaneID, true)
 		defer func() { watch.stop() }()
 		res.Streaming = watch.stream
 		pos := got.pos
@@ -76,7 +76,7 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 			case <-watch.ended:
 				// The connection ended: read once more, and watch anew.
 				watch.stop()
-				watch = s.watchPane(wctx, got.pos.SessionID, in.PaneID)
+				watch = s.watchPane(wctx, got.pos.SessionID, in.PaneID, true)
 			case <-wctx.Done():
 				if s.ended(wctx, ctx) == outcomeCancelled {
 					res.Note = "cancelled before new lines arrived"

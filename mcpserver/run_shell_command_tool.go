@@ -89,7 +89,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 
 	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "run_shell_command")
 	defer w.end()
-	watch := s.watchPane(wctx, c.pane.SessionID, in.PaneID)
+	watch := s.watchPane(wctx, c.pane.SessionID, in.PaneID, false)
 	defer func() { watch.stop() }()
 
 	// The completion signal is remembered by tmux when it comes before
@@ -125,7 +125,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 			// The connection ended (its session may be gone): check, and
 			// watch anew.
 			watch.stop()
-			watch = s.watchPane(wctx, c.pane.SessionID, in.PaneID)
+			watch = s.watchPane(wctx, c.pane.SessionID, in.PaneID, false)
 			if s.paneGone(ctx, in.PaneID) {
 				outcome = outcomePaneDied
 			}

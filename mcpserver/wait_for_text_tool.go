@@ -89,7 +89,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "wait_for_text")
 	defer w.end()
 	res := waitForTextResult{EffectiveTimeoutMs: w.ms(), Output: []string{}, Screen: []string{}}
-	watch := s.watchPane(wctx, pos.SessionID, in.PaneID)
+	watch := s.watchPane(wctx, pos.SessionID, in.PaneID, true)
 	defer func() { watch.stop() }()
 
 	var last *tmux.Rows
@@ -128,7 +128,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			// The session's connection ended: look once more, and watch
 			// anew (a timer when no connection can be opened).
 			watch.stop()
-			watch = s.watchPane(wctx, pos.SessionID, in.PaneID)
+			watch = s.watchPane(wctx, pos.SessionID, in.PaneID, true)
 		case <-wctx.Done():
 			outcome = s.ended(wctx, ctx)
 			continue

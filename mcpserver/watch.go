@@ -17,12 +17,14 @@ type paneWatch struct {
 	stop   func()
 }
 
-// watchPane registers for pane in session with the live pool. Without one
+// watchPane registers for pane in session with the live pool; with output,
+// the pane's output wakes the wait, else only changes that may end the
+// pane. Without one
 // (or when the connection cannot be opened) it falls back to a slow timer,
 // so a wait still ends when its pane dies.
-func (s *server) watchPane(ctx context.Context, session, pane string) paneWatch {
+func (s *server) watchPane(ctx context.Context, session, pane string, output bool) paneWatch {
 	if s.live != nil && session != "" {
-		w, err := s.live.Watch(ctx, session, pane)
+		w, err := s.live.Watch(ctx, session, pane, output)
 		if err == nil {
 			return paneWatch{wake: w.C(), ended: w.Ended(), stream: true, stop: w.Close}
 		}
