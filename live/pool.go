@@ -71,9 +71,9 @@ type Watch struct {
 	s      *session
 	pane   string
 	output bool // the pane's output wakes it
-	wake  chan struct{}
-	ended chan struct{}
-	once  sync.Once
+	wake   chan struct{}
+	ended  chan struct{}
+	once   sync.Once
 }
 
 // C receives a value (coalesced: at most one pending) whenever the pane
