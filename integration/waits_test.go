@@ -302,3 +302,32 @@ func TestRunShellCommandSize(t *testing.T) {
 	}
 	t.Logf("seq 1 2000 (8,893 bytes of output): the answer's text is %d characters", len([]rune(text)))
 }
+
+// TestLiveOff: LIBTMUX_MCP_LIVE=0 attaches no control client: wait_for_text
+// answers a no_stream tool error, capture_since answers at once with
+// streaming:false, run_shell_command still completes.
+func TestLiveOff(t *testing.T) {
+	ts := tmuxServer(t)
+	pane := quietPane(t, ts)
+	shell := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
+	ts.WaitFor(shell, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "$") })
+	p := start(t, cleanEnv(t, ts.Dir, "LIBTMUX_MCP_LIVE=0"), "--socket", ts.Socket)
+
+	res := p.call("wait_for_text", map[string]any{"paneId": pane, "pattern": "x"})
+	if !res.IsError || !strings.Contains(resultText(res), "no_stream") {
+		t.Errorf("wait_for_text: %s; want a no_stream tool error", resultText(res))
+	}
+	obj, _ := p.answer("capture_since", map[string]any{"paneId": pane})
+	begin := time.Now()
+	obj, _ = p.answer("capture_since", map[string]any{"paneId": pane, "cursor": obj["cursor"], "waitMs": 10000})
+	if obj["streaming"] != false || time.Since(begin) > 5*time.Second {
+		t.Errorf("capture_since: %v after %s; want streaming:false at once", obj, time.Since(begin))
+	}
+	obj, _ = p.answer("run_shell_command", map[string]any{"paneId": shell, "command": "exit 4"})
+	if obj["exitStatus"] != float64(4) {
+		t.Errorf("run_shell_command: %v; want exitStatus 4", obj)
+	}
+	if out := ts.Run("list-clients", "-F", "#{client_control_mode}"); strings.Contains(out, "1") {
+		t.Errorf("a control client attached with LIBTMUX_MCP_LIVE=0: %q", out)
+	}
+}
