@@ -206,3 +206,27 @@ func TestRunShellCommandCancelledByShutdown(t *testing.T) {
 		t.Fatal("no answer after shutdown")
 	}
 }
+
+func TestRunShellCommandServerKilled(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.ZshSession("z")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	done := make(chan runShellCommandResult, 1)
+	go func() {
+		var out runShellCommandResult
+		call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"}, &out)
+		done <- out
+	}()
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
+	ts.Run("kill-server")
+	select {
+	case got := <-done:
+		// wait-for returns 0 when the server dies: the answer must not be
+		// a completion.
+		if got.Outcome != "pane_died" || got.ExitStatus != nil {
+			t.Errorf("server killed during a command: %+v; want pane_died", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer after the server was killed")
+	}
+}
