@@ -22,6 +22,7 @@ import (
 // Conn is a control-mode connection; *tmux.Control is one.
 type Conn interface {
 	Subscribe(buf int) (<-chan tmux.Event, func())
+	Command(ctx context.Context, args ...string) (string, error)
 	Done() <-chan struct{}
 	Close() error
 }
@@ -79,6 +80,13 @@ type Watch struct {
 // C receives a value (coalesced: at most one pending) whenever the pane
 // may have changed: it printed, or an event that could concern it arrived.
 func (w *Watch) C() <-chan struct{} { return w.wake }
+
+// Command runs a tmux command over the watch's connection (a round trip
+// instead of a new tmux process). Never send commands that wait inside
+// tmux (wait-for): they hold up every other command on the connection.
+func (w *Watch) Command(ctx context.Context, args ...string) (string, error) {
+	return w.s.conn.Command(ctx, args...)
+}
 
 // Ended is closed when the connection ended (the session or server went
 // away, or the pool closed): no further wake-ups will come.

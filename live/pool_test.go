@@ -25,6 +25,9 @@ func newFake() *fakeConn {
 
 func (f *fakeConn) Subscribe(int) (<-chan tmux.Event, func()) { return f.events, func() {} }
 func (f *fakeConn) Done() <-chan struct{}                     { return f.done }
+func (f *fakeConn) Command(_ context.Context, args ...string) (string, error) {
+	return "ran " + args[0] + "\n", nil
+}
 
 // Close ends the connection as tmux would: the event channel closes.
 func (f *fakeConn) Close() error {
@@ -105,6 +108,9 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 		t.Fatalf("%d dials for one session; want 1", d.dials["$1"])
 	}
 	other, _ := p.Watch(context.Background(), "$1", "%2", true)
+	if out, err := other.Command(context.Background(), "list-panes"); err != nil || out != "ran list-panes\n" {
+		t.Errorf("Command over the shared connection: %q, %v", out, err)
+	}
 	c := d.conn("$1")
 	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%1", Data: []byte("x")}
 	for i, w := range watches {

@@ -94,7 +94,16 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 
 	// The completion signal is remembered by tmux when it comes before
 	// the waiter, so the waiter can start after the command is typed.
-	if _, err := s.tmux.Run(ctx, "send-keys", "-t", in.PaneID, "-l", f.line, ";", "send-keys", "-t", in.PaneID, "Enter"); err != nil {
+	// Over a control connection each command is its own line (commands on
+	// it run in order); without one, one tmux process sends both.
+	if watch.command != nil {
+		if _, err = watch.command(ctx, "send-keys", "-t", in.PaneID, "-l", f.line); err == nil {
+			_, err = watch.command(ctx, "send-keys", "-t", in.PaneID, "Enter")
+		}
+	} else {
+		_, err = s.tmux.Run(ctx, "send-keys", "-t", in.PaneID, "-l", f.line, ";", "send-keys", "-t", in.PaneID, "Enter")
+	}
+	if err != nil {
 		return runShellCommandResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
 	s.noteTyped(in.PaneID, f.line)
@@ -164,10 +173,23 @@ func settle(ctx context.Context, pid int) {
 // frameResult fills res from the pane: the lines strictly between the
 // frame's markers, the exit status and a cursor.
 func (s *server) frameResult(ctx context.Context, pane string, f frame, start int, guess tmux.Position, res *runShellCommandResult) {
-	rows, joined, err := s.tmux.CaptureRowsJoined(ctx, pane, start, guess)
+	capture := func(from int, guess tmux.Position) (tmux.Rows, []string, error) {
+		args, err := tmux.RowsCommand(pane, from, guess, true)
+		if err != nil {
+			return tmux.Rows{}, nil, err
+		}
+		// One tmux process: its commands run in one queue step, so the
+		// position and the rows describe one moment.
+		out, err := s.tmux.Run(ctx, args...)
+		if err != nil {
+			return tmux.Rows{}, nil, err
+		}
+		return tmux.ParseRows(out, from, guess, true)
+	}
+	rows, joined, err := capture(start, guess)
 	if err == nil && rows.First > start {
 		// Output scrolled the grid between the reads: read from further back.
-		rows, joined, err = s.tmux.CaptureRowsJoined(ctx, pane, start-(rows.First-start)-sinceMargin, rows.Position)
+		rows, joined, err = capture(start-(rows.First-start)-sinceMargin, rows.Position)
 	}
 	if err != nil {
 		if res.Outcome == "completed" {
@@ -180,7 +202,7 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 	if (!sawStart || !sawEnd) && rows.HistorySize+rows.Height >= rows.HistoryLimit-rows.Trim() {
 		// tmux dropped old history during the command, moving every row up
 		// by whole trims: read the whole history once.
-		if r, j, err := s.tmux.CaptureRowsJoined(ctx, pane, 0, rows.Position); err == nil {
+		if r, j, err := capture(0, rows.Position); err == nil {
 			rows, joined = r, j
 			out, status, sawStart, sawEnd = f.parse(joined)
 		}

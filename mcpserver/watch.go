@@ -15,7 +15,12 @@ type paneWatch struct {
 	ended  <-chan struct{} // closed when the wake-ups stopped for good
 	stream bool            // woken by tmux (control mode), not by a timer
 	stop   func()
+	// command runs one tmux command over the control connection (a round
+	// trip, not a process); nil without one. It quotes every argument, so
+	// it cannot carry a ";" command list.
+	command func(ctx context.Context, args ...string) (string, error)
 }
+
 
 // watchPane registers for pane in session with the live pool; with output,
 // the pane's output wakes the wait, else only changes that may end the
@@ -26,7 +31,7 @@ func (s *server) watchPane(ctx context.Context, session, pane string, output boo
 	if s.live != nil && session != "" {
 		w, err := s.live.Watch(ctx, session, pane, output)
 		if err == nil {
-			return paneWatch{wake: w.C(), ended: w.Ended(), stream: true, stop: w.Close}
+			return paneWatch{wake: w.C(), ended: w.Ended(), stream: true, stop: w.Close, command: w.Command}
 		}
 		s.log.Debug("control-mode watch failed; re-checking the pane every second instead", "pane", pane, "err", err)
 	}

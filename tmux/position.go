@@ -65,8 +65,23 @@ func (c *Client) CaptureRowsJoined(ctx context.Context, pane string, from int, g
 const joinedMark = "\x1eJOINED\x1e"
 
 func (c *Client) captureRows(ctx context.Context, pane string, from int, guess Position, joined bool) (Rows, []string, error) {
+	args, err := RowsCommand(pane, from, guess, joined)
+	if err != nil {
+		return Rows{}, nil, err
+	}
+	out, err := c.Run(ctx, args...)
+	if err != nil {
+		return Rows{}, nil, err
+	}
+	return ParseRows(out, from, guess, joined)
+}
+
+// RowsCommand is the tmux command line of CaptureRows (CaptureRowsJoined
+// when joined), for callers that send it over a control connection; parse
+// its output with ParseRows.
+func RowsCommand(pane string, from int, guess Position, joined bool) ([]string, error) {
 	if !ValidPaneID(pane) {
-		return Rows{}, nil, fmt.Errorf("pane id %q is not of the form %%N", pane)
+		return nil, fmt.Errorf("pane id %q is not of the form %%N", pane)
 	}
 	rel := strconv.Itoa(from - guess.HistorySize)
 	args := []string{"display-message", "-p", "-t", pane, positionFormat, ";",
@@ -75,10 +90,11 @@ func (c *Client) captureRows(ctx context.Context, pane string, from int, guess P
 		args = append(args, ";", "display-message", "-p", "-t", pane, joinedMark, ";",
 			"capture-pane", "-p", "-J", "-t", pane, "-S", rel, "-E", "-")
 	}
-	out, err := c.Run(ctx, args...)
-	if err != nil {
-		return Rows{}, nil, err
-	}
+	return args, nil
+}
+
+// ParseRows parses the output of RowsCommand with the same arguments.
+func ParseRows(out string, from int, guess Position, joined bool) (Rows, []string, error) {
 	pos, rest, err := parsePosition(out)
 	if err != nil {
 		return Rows{}, nil, err
@@ -89,7 +105,7 @@ func (c *Client) captureRows(ctx context.Context, pane string, from int, guess P
 		var ok bool
 		rest, j, ok = strings.Cut(rest, joinedMark+"\n")
 		if !ok {
-			return Rows{}, nil, fmt.Errorf("tmux printed no joined capture of %s", pane)
+			return Rows{}, nil, fmt.Errorf("tmux printed no joined capture")
 		}
 		joinedLines = strings.Split(strings.TrimSuffix(j, "\n"), "\n")
 	}
