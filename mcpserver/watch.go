@@ -21,7 +21,6 @@ type paneWatch struct {
 	command func(ctx context.Context, args ...string) (string, error)
 }
 
-
 // watchPane registers for pane in session with the live pool; with output,
 // the pane's output wakes the wait, else only changes that may end the
 // pane. Without one
