@@ -71,26 +71,37 @@ func TestCaptureSinceGrowingLog(t *testing.T) {
 }
 
 func TestCaptureSinceClear(t *testing.T) {
-	ts := tmuxtest.Start(t)
-	pane := bashSession(t, ts, "b")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
-	ts.Type(pane, "seq 1 5", true)
-	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "5\n$") })
-	got := captureSince(t, cs, map[string]any{"paneId": pane})
-	// clear, as a terminal with E3 sends it: home, erase screen, erase
-	// the scrollback.
-	ts.Type(pane, `printf '\033[H\033[2J\033[3J'; echo after-clear`, true)
-	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "after-clear\n") })
-	got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
-	if got.Continuous {
-		t.Errorf("after clear: %+v; want continuous:false", got)
-	}
-	if !strings.Contains(strings.Join(got.Lines, "\n"), "after-clear") {
-		t.Errorf("after clear: lines %q; want what the cleared screen shows", got.Lines)
-	}
-	next := captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
-	if !next.Continuous || len(next.Lines) != 0 {
-		t.Errorf("after the discontinuity: %+v; want continuous and nothing new", next)
+	for _, c := range []struct{ name, clear string }{
+		// As clear sends it where the terminal has E3 (xterm, tmux-256color):
+		// home, erase the screen, erase the scrollback.
+		{"clear with E3", `printf '\033[H\033[2J\033[3J'`},
+		// Where it has none (screen): tmux keeps the erased screen in the
+		// history, so the anchor stays where it was.
+		{"clear without E3", `printf '\033[H\033[J'`},
+		// The program itself, with the test server's TERM (screen).
+		{"the clear program", "clear"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := tmuxtest.Start(t)
+			pane := bashSession(t, ts, "b")
+			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			ts.Type(pane, "seq 1 5", true)
+			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "5\n$") })
+			got := captureSince(t, cs, map[string]any{"paneId": pane})
+			ts.Type(pane, c.clear+"; echo after-clear", true)
+			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "after-clear\n") })
+			got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
+			if got.Continuous {
+				t.Errorf("after clear: %+v; want continuous:false", got)
+			}
+			if fmt.Sprint(got.Lines) != "[after-clear]" {
+				t.Errorf("after clear: lines %q; want what the cleared screen shows", got.Lines)
+			}
+			next := captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
+			if !next.Continuous || len(next.Lines) != 0 {
+				t.Errorf("after the discontinuity: %+v; want continuous and nothing new", next)
+			}
+		})
 	}
 }
 

@@ -11,26 +11,38 @@ import (
 )
 
 // anchor is what a capture_since cursor carries: the absolute grid row of
-// the last finished line delivered (-1: none yet) and a hash of that row
-// with the two rows above it, so a blank row alone never anchors.
+// the last finished line delivered (-1: none yet), a hash of that row with
+// the two rows above it (so a blank row alone never anchors), and the
+// cursor's screen row when it was taken.
 type anchor struct {
 	pane string
 	row  int
 	hash uint64
+	cy   int
 }
 
 const cursorPrefix = "lc1"
 
-// String is the opaque cursor text: lc1.PANE.ROW.HASH.
+// String is the opaque cursor text: lc1.PANE.ROW.HASH.CY.
 func (a anchor) String() string {
-	return fmt.Sprintf("%s.%s.%d.%016x", cursorPrefix, strings.TrimPrefix(a.pane, "%"), a.row, a.hash)
+	return fmt.Sprintf("%s.%s.%d.%016x.%d", cursorPrefix, strings.TrimPrefix(a.pane, "%"), a.row, a.hash, a.cy)
+}
+
+// anchorAt anchors on the newest finished row of rows.
+func anchorAt(pane string, rows tmux.Rows) (anchor, bool) {
+	last := rows.CursorRow() - 1
+	h, ok := hashRows(rows.Lines, rows.First, last)
+	if !ok || last < 0 {
+		return anchor{pane: pane, row: -1}, false
+	}
+	return anchor{pane: pane, row: last, hash: h, cy: rows.CursorY}, true
 }
 
 // parseCursor reads a cursor given back for pane.
 func parseCursor(pane, s string) (anchor, error) {
 	f := strings.Split(s, ".")
 	bad := fmt.Errorf("cursor %q is not one this server returned; omit cursor to start again from the current screen", s)
-	if len(f) != 4 || f[0] != cursorPrefix {
+	if len(f) != 5 || f[0] != cursorPrefix {
 		return anchor{}, bad
 	}
 	if "%"+f[1] != pane {
@@ -44,7 +56,11 @@ func parseCursor(pane, s string) (anchor, error) {
 	if err != nil {
 		return anchor{}, bad
 	}
-	return anchor{pane: pane, row: row, hash: h}, nil
+	cy, err := strconv.Atoi(f[4])
+	if err != nil || cy < 0 {
+		return anchor{}, bad
+	}
+	return anchor{pane: pane, row: row, hash: h, cy: cy}, nil
 }
 
 // hashRows hashes the row at absolute index row with the two above it, from
@@ -114,6 +130,12 @@ func (s *server) readSince(ctx context.Context, pane string, a anchor, guess *tm
 			continue
 		}
 		if h, ok := hashRows(rows.Lines, rows.First, a.row); ok && h == a.hash && a.row < rows.CursorRow() {
+			if cleared(a, rows.Position) {
+				// The screen was erased into the history (clear without
+				// E3): the rows after the anchor are the old screen, then a
+				// new one. Answer the new screen, not a stitch of both.
+				return finish(pane, rows, rows.HistorySize, false, 0), nil
+			}
 			return finish(pane, rows, a.row+1, true, 0), nil
 		}
 		// Not where it was: tmux may have dropped old history (in steps of
@@ -143,6 +165,14 @@ func (s *server) readSince(ctx context.Context, pane string, a anchor, guess *tm
 		}
 		return finish(pane, last, last.First, false, 0), nil
 	}
+}
+
+// cleared reports whether the screen was erased into the history since a
+// was taken: the history grew while the cursor went up. Output only moves
+// the cursor down, or scrolls with it on the bottom row.
+func cleared(a anchor, now tmux.Position) bool {
+	then := a.row + 1 - a.cy // the history size when a was taken
+	return now.HistorySize > then && now.CursorY < a.cy
 }
 
 // findTrimmed looks for a's rows at a.row less whole trim steps.
@@ -178,9 +208,6 @@ func finish(pane string, rows tmux.Rows, from int, continuous bool, missed int) 
 	for r := max(from, rows.First); r < end && r-rows.First < len(rows.Lines); r++ {
 		out.lines = append(out.lines, rows.Lines[r-rows.First])
 	}
-	out.next = anchor{pane: pane, row: -1}
-	if h, ok := hashRows(rows.Lines, rows.First, end-1); ok && end > 0 {
-		out.next = anchor{pane: pane, row: end - 1, hash: h}
-	}
+	out.next, _ = anchorAt(pane, rows)
 	return out
 }

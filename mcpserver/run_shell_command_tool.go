@@ -216,8 +216,8 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 	}
 	t := s.budget.keepNewest(out)
 	res.Output, res.DroppedLines, res.DroppedChars = t.Lines, t.DroppedLines, t.DroppedChars
-	if h, ok := hashRows(rows.Lines, rows.First, rows.CursorRow()-1); ok {
-		res.Cursor = anchor{pane: pane, row: rows.CursorRow() - 1, hash: h}.String()
+	if a, ok := anchorAt(pane, rows); ok {
+		res.Cursor = a.String()
 	}
 	var notes []string
 	switch res.Outcome {

@@ -161,8 +161,8 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		o := s.budget.keepNewest(res.Output)
 		sc := s.budget.keepNewest(res.Screen)
 		res.Output, res.Screen = o.Lines, sc.Lines
-		if h, ok := hashRows(last.Lines, last.First, last.CursorRow()-1); ok && last.CursorRow() > 0 {
-			res.Cursor = anchor{pane: in.PaneID, row: last.CursorRow() - 1, hash: h}.String()
+		if a, ok := anchorAt(in.PaneID, *last); ok {
+			res.Cursor = a.String()
 		}
 	}
 	switch outcome {
