@@ -105,6 +105,24 @@ func TestCaptureSinceClear(t *testing.T) {
 	}
 }
 
+// TestCaptureSinceResize: a pane made shorter pushes rows into the history
+// and moves the cursor up, like clear; it is not a discontinuity.
+func TestCaptureSinceResize(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := bashSession(t, ts, "b")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	ts.Type(pane, "seq 1 40", true) // the cursor ends on the bottom row
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "40\n$") })
+	got := captureSince(t, cs, map[string]any{"paneId": pane})
+	ts.Run("split-window", "-v", "-d", "-t", pane) // pane is now about half as tall
+	ts.Type(pane, "echo after-resize", true)
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "after-resize\n") })
+	got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
+	if !got.Continuous || !strings.Contains(strings.Join(got.Lines, "\n"), "after-resize") {
+		t.Errorf("after a resize: %+v; want continuous with the new lines", got)
+	}
+}
+
 func TestCaptureSinceRefusals(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")

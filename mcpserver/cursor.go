@@ -13,19 +13,20 @@ import (
 // anchor is what a capture_since cursor carries: the absolute grid row of
 // the last finished line delivered (-1: none yet), a hash of that row with
 // the two rows above it (so a blank row alone never anchors), and the
-// cursor's screen row when it was taken.
+// cursor's screen row and the pane's height when it was taken.
 type anchor struct {
-	pane string
-	row  int
-	hash uint64
-	cy   int
+	pane   string
+	row    int
+	hash   uint64
+	cy     int
+	height int
 }
 
 const cursorPrefix = "lc1"
 
-// String is the opaque cursor text: lc1.PANE.ROW.HASH.CY.
+// String is the opaque cursor text: lc1.PANE.ROW.HASH.CY.HEIGHT.
 func (a anchor) String() string {
-	return fmt.Sprintf("%s.%s.%d.%016x.%d", cursorPrefix, strings.TrimPrefix(a.pane, "%"), a.row, a.hash, a.cy)
+	return fmt.Sprintf("%s.%s.%d.%016x.%d.%d", cursorPrefix, strings.TrimPrefix(a.pane, "%"), a.row, a.hash, a.cy, a.height)
 }
 
 // anchorAt anchors on the newest finished row of rows.
@@ -35,14 +36,14 @@ func anchorAt(pane string, rows tmux.Rows) (anchor, bool) {
 	if !ok || last < 0 {
 		return anchor{pane: pane, row: -1}, false
 	}
-	return anchor{pane: pane, row: last, hash: h, cy: rows.CursorY}, true
+	return anchor{pane: pane, row: last, hash: h, cy: rows.CursorY, height: rows.Height}, true
 }
 
 // parseCursor reads a cursor given back for pane.
 func parseCursor(pane, s string) (anchor, error) {
 	f := strings.Split(s, ".")
 	bad := fmt.Errorf("cursor %q is not one this server returned; omit cursor to start again from the current screen", s)
-	if len(f) != 5 || f[0] != cursorPrefix {
+	if len(f) != 6 || f[0] != cursorPrefix {
 		return anchor{}, bad
 	}
 	if "%"+f[1] != pane {
@@ -60,7 +61,11 @@ func parseCursor(pane, s string) (anchor, error) {
 	if err != nil || cy < 0 {
 		return anchor{}, bad
 	}
-	return anchor{pane: pane, row: row, hash: h, cy: cy}, nil
+	height, err := strconv.Atoi(f[5])
+	if err != nil || height < 0 {
+		return anchor{}, bad
+	}
+	return anchor{pane: pane, row: row, hash: h, cy: cy, height: height}, nil
 }
 
 // hashRows hashes the row at absolute index row with the two above it, from
@@ -169,10 +174,12 @@ func (s *server) readSince(ctx context.Context, pane string, a anchor, guess *tm
 
 // cleared reports whether the screen was erased into the history since a
 // was taken: the history grew while the cursor went up. Output only moves
-// the cursor down, or scrolls with it on the bottom row.
+// the cursor down, or scrolls with it on the bottom row. A pane made
+// shorter also pushes rows into the history and moves the cursor up, so a
+// changed height proves nothing.
 func cleared(a anchor, now tmux.Position) bool {
 	then := a.row + 1 - a.cy // the history size when a was taken
-	return now.HistorySize > then && now.CursorY < a.cy
+	return now.Height == a.height && now.HistorySize > then && now.CursorY < a.cy
 }
 
 // findTrimmed looks for a's rows at a.row less whole trim steps.

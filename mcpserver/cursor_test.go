@@ -6,19 +6,19 @@ import (
 )
 
 func TestCursorRoundTrip(t *testing.T) {
-	a := anchor{pane: "%12", row: 4096, hash: 0xabcdef0123456789, cy: 29}
+	a := anchor{pane: "%12", row: 4096, hash: 0xabcdef0123456789, cy: 29, height: 30}
 	got, err := parseCursor("%12", a.String())
 	if err != nil || got != a {
 		t.Fatalf("parseCursor(%q) = %+v, %v; want %+v", a.String(), got, err, a)
 	}
 	for _, c := range []struct{ pane, cursor, want string }{
-		{"%12", "lc1.13.5.00.0", "belongs to pane %13"},
+		{"%12", "lc1.13.5.00.0.30", "belongs to pane %13"},
 		{"%12", "lc1.12.5.00", "not one this server returned"},
-		{"%12", "lc1.12.5.00.-1", "not one this server returned"},
+		{"%12", "lc1.12.5.00.-1.30", "not one this server returned"},
 		{"%12", "x", "not one this server returned"},
-		{"%12", "lc1.12.-2.00.0", "not one this server returned"},
-		{"%12", "lc1.12.5.zz.0", "not one this server returned"},
-		{"%12", "lc2.12.5.00.0", "not one this server returned"},
+		{"%12", "lc1.12.-2.00.0.30", "not one this server returned"},
+		{"%12", "lc1.12.5.zz.0.30", "not one this server returned"},
+		{"%12", "lc2.12.5.00.0.30", "not one this server returned"},
 	} {
 		if _, err := parseCursor(c.pane, c.cursor); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parseCursor(%s, %q) = %v; want %q", c.pane, c.cursor, err, c.want)
