@@ -23,6 +23,7 @@ import (
 type Conn interface {
 	Subscribe(buf int) (<-chan tmux.Event, func())
 	Command(ctx context.Context, args ...string) (string, error)
+	SubscribeFormat(ctx context.Context, name, what, format string) error
 	Done() <-chan struct{}
 	Close() error
 }
@@ -132,11 +133,17 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 			p.wg.Add(1)
 			go p.fanOut(s, events, unsubscribe)
 		}
+		subscribe := s.err == nil
 		close(s.ready)
 		closeNow := s.err != nil && conn != nil
 		p.mu.Unlock()
 		if closeNow {
 			conn.Close()
+		}
+		if subscribe {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscribeTimeout)
+			conn.SubscribeFormat(sctx, deadSubscription, "", deadFormat)
+			cancel()
 		}
 	}
 	select {
@@ -152,6 +159,16 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 	return w, nil
 }
 
+// A pane that dies but stays (remain-on-exit) prints nothing and changes no
+// layout, and tmux 3.3a skips dead panes in pane subscriptions: a session
+// subscription lists the session's dead panes instead (tmux re-expands it
+// about once a second and reports changes).
+const (
+	deadSubscription = "ltmcp-dead"
+	deadFormat       = "#{W:#{P:#{?pane_dead,#{pane_id} ,}}}"
+	subscribeTimeout = 2 * time.Second
+)
+
 // Close ends the watch; the connection closes after the idle period when
 // this was its last watch.
 func (w *Watch) Close() {
@@ -160,8 +177,8 @@ func (w *Watch) Close() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		delete(w.s.watches, w)
-		if len(w.s.watches) == 0 && !w.s.gone && w.s.conn != nil {
-			s := w.s
+		s := w.s
+		if len(s.watches) == 0 && !s.gone && s.conn != nil {
 			s.idle = time.AfterFunc(p.idle, func() { p.closeIdle(s) })
 		}
 	})
@@ -225,6 +242,8 @@ func concerns(ev tmux.Event, pane string, output bool) bool {
 	switch ev.Kind {
 	case tmux.EventOutput, tmux.EventExtendedOutput, tmux.EventPaneModeChanged:
 		return output && ev.Pane == pane
+	case tmux.EventSubscriptionChanged:
+		return ev.Name == deadSubscription
 	case tmux.EventLost, tmux.EventLayoutChange, tmux.EventWindowClose, tmux.EventUnlinkedWindowClose,
 		tmux.EventExit, tmux.EventSessionChanged, tmux.EventSessionsChanged:
 		return true

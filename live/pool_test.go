@@ -13,6 +13,8 @@ import (
 
 // fakeConn is a control connection the test feeds events into.
 type fakeConn struct {
+	mu     sync.Mutex
+	subs   map[string]string
 	events chan tmux.Event
 	done   chan struct{}
 	once   sync.Once
@@ -20,11 +22,32 @@ type fakeConn struct {
 }
 
 func newFake() *fakeConn {
-	return &fakeConn{events: make(chan tmux.Event, 16), done: make(chan struct{})}
+	return &fakeConn{events: make(chan tmux.Event, 16), done: make(chan struct{}), subs: map[string]string{}}
 }
 
 func (f *fakeConn) Subscribe(int) (<-chan tmux.Event, func()) { return f.events, func() {} }
 func (f *fakeConn) Done() <-chan struct{}                     { return f.done }
+func (f *fakeConn) SubscribeFormat(_ context.Context, name, what, format string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if format == "" {
+		delete(f.subs, name)
+	} else {
+		f.subs[name] = what + " " + format
+	}
+	return nil
+}
+
+func (f *fakeConn) subscriptions() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range f.subs {
+		out[k] = v
+	}
+	return out
+}
+
 func (f *fakeConn) Command(_ context.Context, args ...string) (string, error) {
 	return "ran " + args[0] + "\n", nil
 }
@@ -138,9 +161,29 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 	if !woken(ends) {
 		t.Error("a layout change did not wake a watch for the pane's end")
 	}
+	// A pane that dies and stays is reported through the session's
+	// subscription of its dead panes, which wakes every watch.
+	if got := c.subscriptions(); got[deadSubscription] != " "+deadFormat {
+		t.Errorf("subscriptions %v; want the session's dead panes", got)
+	}
+	time.Sleep(50 * time.Millisecond) // let the fan-out deliver the layout change
+	for _, w := range append(watches, ends, other) {
+		select { // drain wake-ups already delivered
+		case <-w.C():
+		default:
+		}
+	}
+	c.events <- tmux.Event{Kind: tmux.EventSubscriptionChanged, Name: deadSubscription, Session: "$1", Value: "%2 "}
+	if !woken(ends) || !woken(watches[0]) {
+		t.Error("the dead-panes subscription did not wake every watch")
+	}
+	c.events <- tmux.Event{Kind: tmux.EventSubscriptionChanged, Name: "someone-else", Session: "$1"}
+	if !quiet(ends) {
+		t.Error("another subscription woke a watch")
+	}
 	// A layout change or lost events may concern every pane.
 	c.events <- tmux.Event{Kind: tmux.EventLost, Lost: 3}
-	if !woken(watches[0]) || !woken(other) {
+	if !woken(watches[0]) || !woken(watches[9]) {
 		t.Error("EventLost did not wake every watch")
 	}
 }

@@ -166,3 +166,22 @@ func TestTypedLogDiscountsEcho(t *testing.T) {
 		t.Error("another pane's input was discounted")
 	}
 }
+
+// TestWaitForTextPaneDiesAndStays: a program that exits in a pane kept by
+// remain-on-exit prints nothing and changes no layout; the #{pane_dead}
+// subscription tells the wait.
+func TestWaitForTextPaneDiesAndStays(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.Run("set", "-g", "remain-on-exit", "on")
+	pane := ts.NewSession("s", "sleep", "600")
+	pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 20000})
+	waitingOn(t, ts)
+	begin := time.Now()
+	ts.Run("run-shell", "kill -9 "+pid)
+	got := answer(t, ch)
+	if got.Outcome != "pane_died" || time.Since(begin) > 5*time.Second {
+		t.Errorf("program gone, pane kept: %+v after %s; want pane_died within a few seconds", got.Outcome, time.Since(begin))
+	}
+}
