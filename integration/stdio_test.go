@@ -29,9 +29,11 @@ const allToolsets = "inspect,manage,execute,teardown"
 // needs longer is waiting on something it should have stopped.
 const exitDeadline = 2 * time.Second
 
-// fixture is a session on a test server whose pane shows "<&>".
+// fixture is a session on a test server whose pane shows "<&>", and a
+// second session whose pane runs sh at its prompt (shellPaneID).
 type fixture struct {
 	sessionName, sessionID, windowID, paneID string
+	shellPaneID                              string
 }
 
 // ampSession creates the fixture: a session named with <&>, running a
@@ -46,6 +48,8 @@ func ampSession(t *testing.T, ts *tmuxtest.Server) fixture {
 		t.Fatalf("display-message for %s answered %q", f.paneID, ids)
 	}
 	f.sessionID, f.windowID = ids[0], ids[1]
+	f.shellPaneID = ts.NewSession("shell", "env", "PS1=$ ", "sh", "-i")
+	ts.WaitFor(f.shellPaneID, func(screen string) bool { return strings.HasPrefix(strings.TrimSpace(screen), "$") })
 	return f
 }
 

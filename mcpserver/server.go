@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,6 +41,10 @@ type Deps struct {
 	Enrollments Enrollments
 	// Runner runs tmux_run requests; nil when tmux_run is off.
 	Runner Runner
+	// Live shares control-mode connections between waits. When nil and
+	// Limits.Live is set, New makes one and closes it when its ctx ends;
+	// a caller that passes its own closes it.
+	Live *live.Pool
 	// Log receives the server's log lines; discarded when nil.
 	Log *slog.Logger
 }
@@ -70,6 +75,8 @@ type server struct {
 	log    *slog.Logger
 	budget budget
 	runner Runner
+	live   *live.Pool // nil when control mode is forbidden
+	typed  *typedLog  // recent input, discounted by wait_for_text
 }
 
 // New returns the MCP server for d, with the selected tools registered. It
@@ -91,6 +98,15 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		log:    d.Log,
 		budget: budget{lines: d.Limits.MaxResultLines, chars: d.Limits.MaxResultChars},
 		runner: d.Runner,
+		live:   d.Live,
+		typed:  &typedLog{},
+	}
+	if s.live == nil && d.Limits.Live && d.Tmux != nil {
+		s.live = NewLivePool(d.Tmux)
+		context.AfterFunc(ctx, s.live.Close)
+	}
+	if !d.Limits.Live {
+		s.live = nil
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "libtmux-mcp", Title: "tmux for agents", Version: d.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
@@ -98,6 +114,21 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 	})
 	s.addTools()
 	return s.mcp
+}
+
+// LiveIdle is how long a control-mode connection stays open without waits.
+const LiveIdle = time.Second
+
+// NewLivePool returns the pool of control-mode connections that waits on
+// c's server share (see package live).
+func NewLivePool(c *tmux.Client) *live.Pool {
+	return live.New(func(ctx context.Context, session string) (live.Conn, error) {
+		ctl, err := c.Control(ctx, session)
+		if err != nil {
+			return nil, err
+		}
+		return ctl, nil
+	}, LiveIdle)
 }
 
 func (l Limits) withDefaults() Limits {

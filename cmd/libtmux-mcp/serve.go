@@ -20,13 +20,15 @@ import (
 // startup line on stderr and serves t until the client goes away (stdin
 // EOF) or ctx ends, which are both a clean stop.
 func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Writer) error {
-	return serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server) error { return srv.Run(ctx, t) }, stderr)
+	return serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error {
+		return serveSession(ctx, srv, t, stopHandlers)
+	}, stderr)
 }
 
 // serveWith is serve with the serving left to run (Streamable HTTP serves
 // many sessions this way), which returns when the clients are gone or ctx
-// ends.
-func serveWith(ctx context.Context, cfg config.Config, run func(context.Context, *mcp.Server) error, stderr io.Writer) error {
+// ends; stopHandlers ends every handler in flight.
+func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	// Names are checked before tmux is contacted.
 	if _, err := mcpserver.Select(tmux.Provenance{}, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools); err != nil {
@@ -81,9 +83,16 @@ func serveWith(ctx context.Context, cfg config.Config, run func(context.Context,
 		runs.reinviteOnHUP(life, stderr)
 	}
 
+	if cfg.Live {
+		// Control-mode connections for waits; closed (and their tmux
+		// clients reaped) before serve returns.
+		deps.Live = mcpserver.NewLivePool(client)
+		defer deps.Live.Close()
+	}
+
 	srv := mcpserver.New(life, deps)
 	fmt.Fprintln(stderr, startupLine(cfg, startup, sel))
-	err = run(ctx, srv)
+	err = run(ctx, srv, stop)
 	// Handlers end with life; runs in flight stop their scripts before the
 	// broker closes and the setup files are removed.
 	stop()
@@ -92,6 +101,30 @@ func serveWith(ctx context.Context, cfg config.Config, run func(context.Context,
 		return nil
 	}
 	return err
+}
+
+// serveSession serves t until the client goes away or ctx ends. When ctx
+// ends, the handlers are stopped first (stopHandlers: a wait answers
+// cancelled) and the session is closed once their answers are written:
+// go-sdk writes nothing after its session starts closing.
+func serveSession(ctx context.Context, srv *mcp.Server, t mcp.Transport, stopHandlers func()) error {
+	tracked := trackAnswers(t)
+	ss, err := srv.Connect(context.WithoutCancel(ctx), tracked, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+		stopHandlers()
+		tracked.wait(drainTimeout)
+		ss.Close()
+		<-ended
+		return ctx.Err()
+	}
 }
 
 // startupLine is the one line that says what this process serves.

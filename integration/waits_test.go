@@ -1,0 +1,333 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/testbin"
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// quietPane is a session whose pane prints one line and then nothing.
+func quietPane(t testing.TB, ts *tmuxtest.Server) string {
+	t.Helper()
+	pane := ts.NewSession("quiet", "sh", "-c", "echo quiet; exec sleep 3600")
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "quiet") })
+	return pane
+}
+
+// TestWaitsConcurrent sends 100 six-second waits (50 wait_for_text on one
+// pane, sharing one control connection, and 50 wait_for_channel), then 20
+// list_panes calls behind them: the list_panes answers arrive while the
+// waits block, and the waits all end in one wave, not one after another.
+func TestWaitsConcurrent(t *testing.T) {
+	ts := tmuxServer(t)
+	pane := quietPane(t, ts)
+	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
+
+	begin := time.Now()
+	var wg sync.WaitGroup
+	ends := make(chan time.Duration, 100)
+	errs := make(chan error, 120)
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name, args := "wait_for_text", map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 6000}
+			if i%2 == 1 {
+				name, args = "wait_for_channel", map[string]any{"channel": fmt.Sprintf("nobody-%d", i), "timeoutMs": 6000}
+			}
+			res, err := p.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+			switch {
+			case err != nil:
+				errs <- fmt.Errorf("%s: %v", name, err)
+			case res.IsError:
+				errs <- fmt.Errorf("%s: %s", name, resultText(res))
+			case !strings.Contains(resultText(res), `"outcome":"timed_out"`):
+				errs <- fmt.Errorf("%s: %s; want timed_out", name, resultText(res))
+			}
+			ends <- time.Since(begin)
+		}()
+	}
+	// Sent behind the waits (once the first of them is blocking in tmux).
+	if !eventually(10*time.Second, func() bool {
+		return strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1")
+	}) {
+		t.Fatal("no wait attached a control client")
+	}
+	var lists []time.Duration
+	for i := 0; i < 20; i++ {
+		sent := time.Now()
+		p.answer("list_panes", map[string]any{})
+		lists = append(lists, time.Since(sent))
+		if time.Since(begin) > 5*time.Second {
+			t.Errorf("list_panes %d answered %s after the waits began, not while they blocked", i, time.Since(begin))
+		}
+	}
+	wg.Wait()
+	close(ends)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var first, last time.Duration = time.Hour, 0
+	for d := range ends {
+		first, last = min(first, d), max(last, d)
+	}
+	if last >= 10*time.Second {
+		t.Errorf("the last of 100 six-second waits ended after %s; want one wave, under 10 s", last)
+	}
+	t.Logf("100 waits: first ended at %s, last at %s; 20 list_panes behind them, slowest %s", first, last, maxDur(lists))
+}
+
+func maxDur(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
+
+// eventually polls ok until it holds or timeout passes.
+func eventually(timeout time.Duration, ok func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not synchronization
+	}
+	return true
+}
+
+// cpuTicks reads a process's user+system CPU time, in clock ticks.
+func cpuTicks(t testing.TB, pid int) int {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// After the name: state(0) … utime(11) stime(12).
+	u, _ := strconv.Atoi(f[11])
+	sy, _ := strconv.Atoi(f[12])
+	return u + sy
+}
+
+// TestWaitForTextIdleCPU: a 10-second wait_for_text that never matches
+// costs the server process under 100 ms of CPU (read from /proc): it
+// sleeps until tmux reports output, it does not poll.
+func TestWaitForTextIdleCPU(t *testing.T) {
+	if testbin.Race() {
+		t.Skip("the race detector's own cost would be measured; run without -race")
+	}
+	ts := tmuxServer(t)
+	pane := quietPane(t, ts)
+	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
+	p.answer("list_panes", map[string]any{})
+	pid := p.cmd.Process.Pid
+	// Ticks are 10 ms (USER_HZ 100 on Linux).
+	before := cpuTicks(t, pid)
+	obj, _ := p.answer("wait_for_text", map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 10000})
+	used := time.Duration(cpuTicks(t, pid)-before) * 10 * time.Millisecond
+	if obj["outcome"] != "timed_out" {
+		t.Fatalf("wait_for_text: %v; want timed_out", obj)
+	}
+	if used >= 100*time.Millisecond {
+		t.Errorf("a 10 s wait used %s of CPU; want under 100 ms", used)
+	}
+	t.Logf("a 10 s wait_for_text used %s of the server's CPU", used)
+}
+
+// descendants lists the processes below pid whose command line contains
+// word.
+func descendants(pid int, word string) []string {
+	parent := map[int]int{}
+	cmdline := map[int]string{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		p, _ := strconv.Atoi(filepath.Base(d))
+		stat, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 {
+			continue
+		}
+		parent[p], _ = strconv.Atoi(f[1])
+		cl, _ := os.ReadFile(d + "/cmdline")
+		cmdline[p] = strings.ReplaceAll(string(cl), "\x00", " ")
+	}
+	var out []string
+	for p, cl := range cmdline {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				if strings.Contains(cl, word) {
+					out = append(out, strconv.Itoa(p)+": "+cl)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestWaitCancellation cancels waits from the client: each call returns at
+// once, and no tmux wait-for or control-mode process is left behind.
+func TestWaitCancellation(t *testing.T) {
+	ts := tmuxServer(t)
+	pane := quietPane(t, ts)
+	shell := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
+	ts.WaitFor(shell, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "$") })
+	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
+	pid := p.cmd.Process.Pid
+	for _, c := range []struct {
+		name  string
+		args  map[string]any
+		child string
+	}{
+		{"wait_for_channel", map[string]any{"channel": "never"}, "wait-for"},
+		{"run_shell_command", map[string]any{"paneId": shell, "command": "sleep 30"}, "wait-for"},
+		{"wait_for_text", map[string]any{"paneId": pane, "pattern": "never-printed"}, " -C "},
+		{"capture_since", nil, " -C "},
+	} {
+		args := c.args
+		if args == nil {
+			obj, _ := p.answer("capture_since", map[string]any{"paneId": pane})
+			args = map[string]any{"paneId": pane, "cursor": obj["cursor"], "waitMs": 60000}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: args})
+			done <- err
+		}()
+		if !eventually(10*time.Second, func() bool { return len(descendants(pid, c.child)) > 0 }) {
+			t.Fatalf("%s: no %q process started", c.name, c.child)
+		}
+		begin := time.Now()
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: cancelled call returned %v", c.name, err)
+		}
+		// The server has stopped the wait once a later call is answered.
+		p.answer("list_panes", map[string]any{})
+		if took := time.Since(begin); took > time.Second {
+			t.Errorf("%s: freed %s after the cancel; want well under 1 s", c.name, took)
+		}
+		// wait-for goes at once; the control client after the pool's idle
+		// second.
+		if !eventually(5*time.Second, func() bool { return len(descendants(pid, c.child)) == 0 }) {
+			t.Errorf("%s: processes left behind: %v", c.name, descendants(pid, c.child))
+		}
+	}
+}
+
+// TestWaitCancelledBySIGTERM: SIGTERM during a wait answers it cancelled,
+// then the server exits 0 and leaves no tmux child behind.
+func TestWaitCancelledBySIGTERM(t *testing.T) {
+	ts := tmuxServer(t)
+	pane := quietPane(t, ts)
+	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
+	pid := p.cmd.Process.Pid
+	type answer struct {
+		name string
+		res  *mcp.CallToolResult
+		err  error
+	}
+	answers := make(chan answer, 2)
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"wait_for_text", map[string]any{"paneId": pane, "pattern": "never-printed"}},
+		{"wait_for_channel", map[string]any{"channel": "never"}},
+	} {
+		go func() {
+			res, err := p.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: c.args})
+			answers <- answer{c.name, res, err}
+		}()
+	}
+	if !eventually(10*time.Second, func() bool {
+		return len(descendants(pid, "wait-for")) > 0 && len(descendants(pid, " -C ")) > 0
+	}) {
+		t.Fatal("the waits never started")
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		a := <-answers
+		if a.err != nil || a.res.IsError || !strings.Contains(resultText(a.res), `"outcome":"cancelled"`) {
+			t.Errorf("%s during SIGTERM: %v %v; want outcome cancelled\nstderr:\n%s", a.name, a.err, a.res, p.stderr)
+		}
+	}
+	p.waitExit(10 * time.Second)
+	if code := p.exitStatus(); code != 0 {
+		t.Errorf("exit status %d after SIGTERM; want 0\nstderr:\n%s", code, p.stderr)
+	}
+	if left := descendants(pid, "tmux"); len(left) > 0 {
+		t.Errorf("tmux processes left behind: %v", left)
+	}
+}
+
+// TestRunShellCommandSize: the answer to `seq 1 2000` (8,893 bytes of
+// output) stays under 10,000 characters: the read budget keeps the
+// newest lines and the text copy is the structured answer, once.
+func TestRunShellCommandSize(t *testing.T) {
+	ts := tmuxServer(t)
+	pane := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
+	ts.WaitFor(pane, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "$") })
+	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
+	res := p.call("run_shell_command", map[string]any{"paneId": pane, "command": "seq 1 2000"})
+	text := resultText(res)
+	if res.IsError || !strings.Contains(text, `"exitStatus":0`) || !strings.Contains(text, `"2000"`) {
+		t.Fatalf("seq 1 2000: %s", text)
+	}
+	if n := len([]rune(text)); n >= 10000 {
+		t.Errorf("the answer's text is %d characters; want under 10,000", n)
+	}
+	t.Logf("seq 1 2000 (8,893 bytes of output): the answer's text is %d characters", len([]rune(text)))
+}
+
+// TestLiveOff: LIBTMUX_MCP_LIVE=0 attaches no control client: wait_for_text
+// answers a no_stream tool error, capture_since answers at once with
+// streaming:false, run_shell_command still completes.
+func TestLiveOff(t *testing.T) {
+	ts := tmuxServer(t)
+	pane := quietPane(t, ts)
+	shell := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
+	ts.WaitFor(shell, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "$") })
+	p := start(t, cleanEnv(t, ts.Dir, "LIBTMUX_MCP_LIVE=0"), "--socket", ts.Socket)
+
+	res := p.call("wait_for_text", map[string]any{"paneId": pane, "pattern": "x"})
+	if !res.IsError || !strings.Contains(resultText(res), "no_stream") {
+		t.Errorf("wait_for_text: %s; want a no_stream tool error", resultText(res))
+	}
+	obj, _ := p.answer("capture_since", map[string]any{"paneId": pane})
+	begin := time.Now()
+	obj, _ = p.answer("capture_since", map[string]any{"paneId": pane, "cursor": obj["cursor"], "waitMs": 10000})
+	if obj["streaming"] != false || time.Since(begin) > 5*time.Second {
+		t.Errorf("capture_since: %v after %s; want streaming:false at once", obj, time.Since(begin))
+	}
+	obj, _ = p.answer("run_shell_command", map[string]any{"paneId": shell, "command": "exit 4"})
+	if obj["exitStatus"] != float64(4) {
+		t.Errorf("run_shell_command: %v; want exitStatus 4", obj)
+	}
+	if out := ts.Run("list-clients", "-F", "#{client_control_mode}"); strings.Contains(out, "1") {
+		t.Errorf("a control client attached with LIBTMUX_MCP_LIVE=0: %q", out)
+	}
+}

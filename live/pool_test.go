@@ -1,0 +1,276 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// fakeConn is a control connection the test feeds events into.
+type fakeConn struct {
+	mu     sync.Mutex
+	subs   map[string]string
+	events chan tmux.Event
+	done   chan struct{}
+	once   sync.Once
+	closed atomic.Bool
+}
+
+func newFake() *fakeConn {
+	return &fakeConn{events: make(chan tmux.Event, 16), done: make(chan struct{}), subs: map[string]string{}}
+}
+
+func (f *fakeConn) Subscribe(int) (<-chan tmux.Event, func()) { return f.events, func() {} }
+func (f *fakeConn) Done() <-chan struct{}                     { return f.done }
+func (f *fakeConn) SubscribeFormat(_ context.Context, name, what, format string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if format == "" {
+		delete(f.subs, name)
+	} else {
+		f.subs[name] = what + " " + format
+	}
+	return nil
+}
+
+func (f *fakeConn) subscriptions() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range f.subs {
+		out[k] = v
+	}
+	return out
+}
+
+func (f *fakeConn) Command(_ context.Context, args ...string) (string, error) {
+	return "ran " + args[0] + "\n", nil
+}
+
+// Close ends the connection as tmux would: the event channel closes.
+func (f *fakeConn) Close() error {
+	f.once.Do(func() { f.closed.Store(true); close(f.events); close(f.done) })
+	return nil
+}
+
+type fakeDialer struct {
+	mu    sync.Mutex
+	dials map[string]int
+	conns map[string]*fakeConn
+	fail  error
+	gate  chan struct{} // when set, dials wait for it
+}
+
+func (d *fakeDialer) dial(ctx context.Context, session string) (Conn, error) {
+	if d.gate != nil {
+		<-d.gate
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fail != nil {
+		return nil, d.fail
+	}
+	if d.dials == nil {
+		d.dials, d.conns = map[string]int{}, map[string]*fakeConn{}
+	}
+	d.dials[session]++
+	c := newFake()
+	d.conns[session] = c
+	return c, nil
+}
+
+func (d *fakeDialer) conn(session string) *fakeConn {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.conns[session]
+}
+
+func woken(w *Watch) bool {
+	select {
+	case <-w.C():
+		return true
+	case <-time.After(2 * time.Second):
+		return false
+	}
+}
+
+func quiet(w *Watch) bool {
+	select {
+	case <-w.C():
+		return false
+	case <-time.After(50 * time.Millisecond):
+		return true
+	}
+}
+
+func TestPoolSharesOneConnectionPerSession(t *testing.T) {
+	d := &fakeDialer{gate: make(chan struct{})}
+	p := New(d.dial, time.Hour)
+	defer p.Close()
+	var wg sync.WaitGroup
+	watches := make([]*Watch, 10)
+	for i := range watches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := p.Watch(context.Background(), "$1", "%1", true)
+			if err != nil {
+				t.Error(err)
+			}
+			watches[i] = w
+		}()
+	}
+	close(d.gate) // every watch is waiting for the one dial
+	wg.Wait()
+	if d.dials["$1"] != 1 {
+		t.Fatalf("%d dials for one session; want 1", d.dials["$1"])
+	}
+	other, _ := p.Watch(context.Background(), "$1", "%2", true)
+	if out, err := other.Command(context.Background(), "list-panes"); err != nil || out != "ran list-panes\n" {
+		t.Errorf("Command over the shared connection: %q, %v", out, err)
+	}
+	c := d.conn("$1")
+	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%1", Data: []byte("x")}
+	for i, w := range watches {
+		if !woken(w) {
+			t.Errorf("watch %d of %%1 not woken by its output", i)
+		}
+	}
+	if !quiet(other) {
+		t.Error("a watch of %2 was woken by %1's output")
+	}
+	// Many events, one pending wake-up: the channel coalesces.
+	for i := 0; i < 5; i++ {
+		c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%2"}
+	}
+	if !woken(other) {
+		t.Fatal("no wake-up for %2")
+	}
+	// A watch for the pane's end only is not woken by its output.
+	ends, _ := p.Watch(context.Background(), "$1", "%2", false)
+	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%2"}
+	if !woken(other) || !quiet(ends) {
+		t.Error("output woke a watch that asked only for the pane's end")
+	}
+	c.events <- tmux.Event{Kind: tmux.EventLayoutChange, Window: "@1"}
+	if !woken(ends) {
+		t.Error("a layout change did not wake a watch for the pane's end")
+	}
+	// A pane that dies and stays is reported through the session's
+	// subscription of its dead panes, which wakes every watch.
+	if got := c.subscriptions(); got[deadSubscription] != " "+deadFormat {
+		t.Errorf("subscriptions %v; want the session's dead panes", got)
+	}
+	time.Sleep(50 * time.Millisecond) // let the fan-out deliver the layout change
+	for _, w := range append(watches, ends, other) {
+		select { // drain wake-ups already delivered
+		case <-w.C():
+		default:
+		}
+	}
+	c.events <- tmux.Event{Kind: tmux.EventSubscriptionChanged, Name: deadSubscription, Session: "$1", Value: "%2 "}
+	if !woken(ends) || !woken(watches[0]) {
+		t.Error("the dead-panes subscription did not wake every watch")
+	}
+	c.events <- tmux.Event{Kind: tmux.EventSubscriptionChanged, Name: "someone-else", Session: "$1"}
+	if !quiet(ends) {
+		t.Error("another subscription woke a watch")
+	}
+	// A layout change or lost events may concern every pane.
+	c.events <- tmux.Event{Kind: tmux.EventLost, Lost: 3}
+	if !woken(watches[0]) || !woken(watches[9]) {
+		t.Error("EventLost did not wake every watch")
+	}
+}
+
+func TestPoolClosesIdleAndReopens(t *testing.T) {
+	d := &fakeDialer{}
+	p := New(d.dial, 20*time.Millisecond)
+	defer p.Close()
+	w, _ := p.Watch(context.Background(), "$1", "%1", true)
+	w.Close()
+	c := d.conn("$1")
+	deadline := time.Now().Add(2 * time.Second)
+	for !c.closed.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !c.closed.Load() {
+		t.Fatal("the idle connection was not closed")
+	}
+	w2, err := p.Watch(context.Background(), "$1", "%1", true)
+	if err != nil || d.dials["$1"] != 2 {
+		t.Fatalf("watch after idle close: %v, %d dials; want a new connection", err, d.dials["$1"])
+	}
+	// A watch arriving within the idle period keeps the connection.
+	w2.Close()
+	w3, _ := p.Watch(context.Background(), "$1", "%1", true)
+	defer w3.Close()
+	time.Sleep(60 * time.Millisecond) // longer than idle: the timer must have been stopped
+	if d.conn("$1").closed.Load() {
+		t.Error("a watched connection was closed as idle")
+	}
+}
+
+func TestPoolConnectionEndEndsWatches(t *testing.T) {
+	d := &fakeDialer{}
+	p := New(d.dial, time.Hour)
+	defer p.Close()
+	w, _ := p.Watch(context.Background(), "$1", "%1", true)
+	d.conn("$1").Close() // tmux ended it: session or server gone
+	select {
+	case <-w.Ended():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Ended not closed when the connection ended")
+	}
+	if p.Sessions() != 0 {
+		t.Errorf("%d sessions after the connection ended; want 0", p.Sessions())
+	}
+}
+
+func TestPoolDialFailureAndClose(t *testing.T) {
+	d := &fakeDialer{fail: errors.New("no session $9")}
+	p := New(d.dial, time.Hour)
+	if _, err := p.Watch(context.Background(), "$9", "%1", true); err == nil || p.Sessions() != 0 {
+		t.Fatalf("failed dial: err %v, %d sessions; want the error and nothing kept", err, p.Sessions())
+	}
+	d.fail = nil
+	w, _ := p.Watch(context.Background(), "$1", "%1", true)
+	p.Close()
+	select {
+	case <-w.Ended():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not end the watch")
+	}
+	if !d.conn("$1").closed.Load() {
+		t.Error("Close left a connection open")
+	}
+	if _, err := p.Watch(context.Background(), "$1", "%1", true); !errors.Is(err, ErrClosed) {
+		t.Errorf("Watch after Close: %v; want ErrClosed", err)
+	}
+	w.Close() // after Close: no panic
+}
+
+func TestPoolWatchGivesUpWithItsContext(t *testing.T) {
+	d := &fakeDialer{gate: make(chan struct{})}
+	p := New(d.dial, time.Hour)
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := p.Watch(ctx, "$1", "%1", true); done <- err }()
+	// A second watch joins the same dial.
+	joined := make(chan error, 1)
+	go func() { _, err := p.Watch(context.Background(), "$1", "%1", true); joined <- err }()
+	cancel()
+	close(d.gate)
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled watch: %v", err)
+	}
+	if err := <-joined; err != nil {
+		t.Errorf("the other watch of the dial: %v; want it to get the connection", err)
+	}
+}

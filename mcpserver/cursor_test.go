@@ -1,0 +1,52 @@
+package mcpserver
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCursorRoundTrip(t *testing.T) {
+	a := anchor{pane: "%12", row: 4096, hash: 0xabcdef0123456789, cy: 29, height: 30}
+	got, err := parseCursor("%12", a.String())
+	if err != nil || got != a {
+		t.Fatalf("parseCursor(%q) = %+v, %v; want %+v", a.String(), got, err, a)
+	}
+	for _, c := range []struct{ pane, cursor, want string }{
+		{"%12", "lc1.13.5.00.0.30", "belongs to pane %13"},
+		{"%12", "lc1.12.5.00", "not one this server returned"},
+		{"%12", "lc1.12.5.00.-1.30", "not one this server returned"},
+		{"%12", "x", "not one this server returned"},
+		{"%12", "lc1.12.-2.00.0.30", "not one this server returned"},
+		{"%12", "lc1.12.5.zz.0.30", "not one this server returned"},
+		{"%12", "lc2.12.5.00.0.30", "not one this server returned"},
+	} {
+		if _, err := parseCursor(c.pane, c.cursor); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parseCursor(%s, %q) = %v; want %q", c.pane, c.cursor, err, c.want)
+		}
+	}
+}
+
+func TestHashRows(t *testing.T) {
+	lines := []string{"a", "b", "c", "d"}
+	// The same rows hash the same whatever the capture's first row.
+	h1, ok1 := hashRows(lines, 10, 13)
+	h2, ok2 := hashRows(lines[1:], 11, 13)
+	if !ok1 || !ok2 || h1 != h2 {
+		t.Errorf("row 13 from captures at 10 and 11: %x %v, %x %v; want equal", h1, ok1, h2, ok2)
+	}
+	// Rows above the anchor are part of it: a blank row alone never anchors.
+	b1, _ := hashRows([]string{"x", "y", ""}, 0, 2)
+	b2, _ := hashRows([]string{"x", "z", ""}, 0, 2)
+	if b1 == b2 {
+		t.Error("an anchor ignores the rows above it")
+	}
+	if _, ok := hashRows(lines, 11, 12); ok {
+		t.Error("hashed a row whose two rows above were not captured")
+	}
+	if _, ok := hashRows(lines, 0, 1); !ok {
+		t.Error("row 1 (only one row above it exists) could not be hashed")
+	}
+	if _, ok := hashRows(lines, 0, 4); ok {
+		t.Error("hashed a row past the capture")
+	}
+}

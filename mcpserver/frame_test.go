@@ -1,0 +1,75 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestFrameNeverContainsItsMarkers(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "sh"} {
+		f, err := newFrame("/usr/bin/tmux", "/tmp/s", "echo hi", shell)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The typed line (and so any wrapping of its echo) never holds a
+		// marker: only the printed lines can equal one.
+		if strings.Contains(f.line, f.begin) || strings.Contains(f.line, f.end) {
+			t.Errorf("%s: the typed line %q contains a marker (%q, %q)", shell, f.line, f.begin, f.end)
+		}
+		if !strings.HasPrefix(f.line, " ") {
+			t.Errorf("%s: the typed line does not start with a space (kept out of histories)", shell)
+		}
+		g, _ := newFrame("/usr/bin/tmux", "/tmp/s", "echo hi", shell)
+		if g.begin == f.begin || g.channel == f.channel {
+			t.Errorf("two frames share a nonce: %q", f.begin)
+		}
+	}
+	for _, bad := range []string{"/tmp/it's", "/tmp/$HOME", "/tmp/a\"b", "/tmp/a\\b", "/tmp/`x`"} {
+		if _, err := newFrame("/usr/bin/tmux", bad, "true", "bash"); err == nil {
+			t.Errorf("socket %q: accepted; want a refusal", bad)
+		}
+	}
+}
+
+func TestQuoteCommand(t *testing.T) {
+	for _, c := range []struct {
+		in, shell, want string
+		err             bool
+	}{
+		{"echo hi", "bash", `'echo hi'`, false},
+		{"echo 'a'", "zsh", `'echo '\''a'\'''`, false},
+		{"a\tb", "bash", `$'a\011b'`, false},
+		{"a\nb 'c' \\", "zsh", `$'a\012b \'c\' \\'`, false},
+		{"a\nb", "dash", "", true},
+	} {
+		got, err := quoteCommand(c.in, c.shell)
+		if got != c.want || (err != nil) != c.err {
+			t.Errorf("quoteCommand(%q, %s) = %q, %v; want %q (error %v)", c.in, c.shell, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestFrameParse(t *testing.T) {
+	f := frame{begin: "ltX-s", end: "ltX-e:"}
+	for _, c := range []struct {
+		why        string
+		lines      []string
+		out        string
+		status     int
+		begin, end bool
+	}{
+		{"plain", []string{"% ( trap … ltX -s …", "ltX-s", "a", "b", "", "ltX-e:0", "% "}, "[a b]", 0, true, true},
+		{"output without a final newline", []string{"ltX-s", "abc", "ltX-e:2"}, "[abc]", 2, true, true},
+		{"an empty last line is kept", []string{"ltX-s", "a", "", "", "ltX-e:0"}, "[a ]", 0, true, true},
+		{"markers printed by the command", []string{"ltX-s", "ltX-s", "ltX-e:9", "", "ltX-e:1", "% "}, "[ltX-s ltX-e:9]", 1, true, true},
+		{"still running", []string{"ltX-s", "working", "", ""}, "[working]", 0, true, false},
+		{"start lost", []string{"tail", "", "ltX-e:0"}, "[tail]", 0, false, true},
+		{"a status that is not a number", []string{"ltX-s", "ltX-e:x"}, "[ltX-e:x]", 0, true, false},
+	} {
+		out, status, begin, end := f.parse(c.lines)
+		if fmt.Sprint(out) != c.out || status != c.status || begin != c.begin || end != c.end {
+			t.Errorf("%s: got %q %d begin:%v end:%v; want %s %d begin:%v end:%v", c.why, out, status, begin, end, c.out, c.status, c.begin, c.end)
+		}
+	}
+}

@@ -1,0 +1,269 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bashSession starts an interactive bash without rc files, prompt "$ ".
+func bashSession(t *testing.T, ts *tmuxtest.Server, name string) string {
+	t.Helper()
+	tmuxtest.Need(t, "bash")
+	pane := ts.NewSession(name, "env", "PS1=$ ", "HISTFILE=/dev/null", "bash", "--norc", "--noprofile", "-i")
+	ts.WaitFor(pane, func(screen string) bool { return strings.HasPrefix(strings.TrimSpace(screen), "$") })
+	return pane
+}
+
+func runCmd(t *testing.T, cs *mcp.ClientSession, args map[string]any) runShellCommandResult {
+	t.Helper()
+	var out runShellCommandResult
+	if msg := call(t, cs, "run_shell_command", args, &out); msg != "" {
+		t.Fatalf("run_shell_command %v: tool error: %s", args, msg)
+	}
+	return out
+}
+
+func TestRunShellCommandOutcomes(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			ts := tmuxtest.Start(t)
+			var pane string
+			if shell == "bash" {
+				pane = bashSession(t, ts, "b")
+			} else {
+				pane = ts.ZshSession("z")
+			}
+			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+
+			// exit 3 is a status, not the end of the pane.
+			got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo hello; echo 'it''s'; exit 3"})
+			if got.Outcome != "completed" || got.ExitStatus == nil || *got.ExitStatus != 3 {
+				t.Fatalf("exit 3: got %+v; want completed with exitStatus 3", got)
+			}
+			if want := []string{"hello", "its"}; fmt.Sprint(got.Output) != fmt.Sprint(want) {
+				t.Errorf("output %q; want %q", got.Output, want)
+			}
+			if got.Cursor == "" || got.EffectiveTimeoutMs != DefaultWaitMax.Milliseconds() {
+				t.Errorf("cursor %q, effectiveTimeoutMs %d; want a cursor and the ceiling", got.Cursor, got.EffectiveTimeoutMs)
+			}
+
+			// cd inside does not move the shell.
+			runCmd(t, cs, map[string]any{"paneId": pane, "command": "cd /tmp && export LEAK=1"})
+			got = runCmd(t, cs, map[string]any{"paneId": pane, "command": `pwd; echo "leak=$LEAK"`})
+			if len(got.Output) != 2 || got.Output[0] == "/tmp" || got.Output[1] != "leak=" {
+				t.Errorf("after cd /tmp and export in an earlier run: output %q; want the shell's own directory and no LEAK", got.Output)
+			}
+
+			// Output that is not newline-terminated, empty lines kept.
+			got = runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo a; echo; printf 'no newline'"})
+			if want := []string{"a", "", "no newline"}; fmt.Sprint(got.Output) != fmt.Sprint(want) || *got.ExitStatus != 0 {
+				t.Errorf("output %q status %v; want %q status 0", got.Output, *got.ExitStatus, want)
+			}
+
+			// A command printing the markers of an earlier run (read off the
+			// screen) gets them back as output.
+			screen := ts.Run("capture-pane", "-p", "-J", "-S", "-", "-t", pane)
+			var old []string
+			for _, l := range strings.Split(screen, "\n") {
+				if strings.HasPrefix(l, "lt") && (strings.HasSuffix(l, "-s") || strings.Contains(l, "-e:")) {
+					old = append(old, l)
+				}
+			}
+			if len(old) < 2 {
+				t.Fatalf("no earlier markers on the screen:\n%s", screen)
+			}
+			cmd := "printf '%s\\n' " + strings.Join(old, " ") + "; false"
+			got = runCmd(t, cs, map[string]any{"paneId": pane, "command": cmd})
+			if fmt.Sprint(got.Output) != fmt.Sprint(old) || *got.ExitStatus != 1 {
+				t.Errorf("printing old markers: output %q status %d; want %q status 1", got.Output, *got.ExitStatus, old)
+			}
+
+			// Quotes, tabs and newlines arrive as written.
+			got = runCmd(t, cs, map[string]any{"paneId": pane, "command": "printf '%s|' \"a'b\" 'c\td'\necho end"})
+			// capture-pane shows a tab as the spaces it moved the cursor by.
+			if len(got.Output) != 1 || !strings.HasPrefix(got.Output[0], "a'b|c ") || !strings.HasSuffix(got.Output[0], " d|end") {
+				t.Errorf("quotes, tab, newline: output %q; want one line a'b|c<tab>d|end", got.Output)
+			}
+
+			// timed_out keeps the command running and says so.
+			got = runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo started; sleep 30", "timeoutMs": 500})
+			if got.Outcome != "timed_out" || got.ExitStatus != nil || got.EffectiveTimeoutMs != 500 {
+				t.Errorf("sleep 30 with 500 ms: got %+v; want timed_out, no status, effectiveTimeoutMs 500", got)
+			}
+			if !strings.Contains(got.Note, "do not run it again") || fmt.Sprint(got.Output) != "[started]" {
+				t.Errorf("timed_out note %q output %q", got.Note, got.Output)
+			}
+			// The pane is busy now: a second command is refused.
+			msg := call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, nil)
+			if !strings.Contains(msg, "not a shell") {
+				t.Errorf("command while sleep runs: %q; want a refusal naming the foreground program", msg)
+			}
+		})
+	}
+}
+
+func TestRunShellCommandNarrowPane(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	for _, shell := range []string{"bash", "zsh"} {
+		var pane string
+		if shell == "bash" {
+			pane = bashSession(t, ts, "b")
+		} else {
+			pane = ts.ZshSession("z")
+		}
+		ts.Run("resize-window", "-t", pane, "-x", "40")
+		cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+		long := "echo " + strings.Repeat("w", 70) + " && echo second-line"
+		got := runCmd(t, cs, map[string]any{"paneId": pane, "command": long})
+		if got.Outcome != "completed" || *got.ExitStatus != 0 {
+			t.Fatalf("%s: got %+v", shell, got)
+		}
+		if want := []string{strings.Repeat("w", 70), "second-line"}; fmt.Sprint(got.Output) != fmt.Sprint(want) {
+			t.Errorf("%s in 40 columns: output %q; want %q", shell, got.Output, want)
+		}
+	}
+}
+
+func TestRunShellCommandPaneDied(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	for _, live := range []bool{true, false} {
+		pane := ts.ZshSession(fmt.Sprintf("z%v", live))
+		ts.Run("split-window", "-d", "-t", pane) // the session outlives the pane
+		cs := connect(t, ts, Deps{Limits: Limits{Live: live}})
+		done := make(chan runShellCommandResult, 1)
+		go func() {
+			var out runShellCommandResult
+			call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"}, &out)
+			done <- out
+		}()
+		ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
+		begin := time.Now()
+		ts.Run("kill-pane", "-t", pane)
+		select {
+		case got := <-done:
+			if got.Outcome != "pane_died" || got.ExitStatus != nil {
+				t.Errorf("live=%v: got %+v; want pane_died", live, got)
+			}
+			if took := time.Since(begin); live && took > 2*time.Second {
+				t.Errorf("live: pane_died took %s; want it at once", took)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("live=%v: no answer 10 s after the pane was killed", live)
+		}
+	}
+}
+
+func TestRunShellCommandRefusals(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.ZshSession("z")
+	other := ts.NewSession("s", "sleep", "600")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"paneId": "3", "command": "true"}, "not a tmux pane id"},
+		{map[string]any{"paneId": "%999", "command": "true"}, "no pane %999"},
+		{map[string]any{"paneId": pane, "command": "  "}, "command is empty"},
+		{map[string]any{"paneId": pane, "command": "echo \x00"}, "NUL"},
+		{map[string]any{"paneId": other, "command": "true"}, `runs "sleep", not a shell`},
+		{map[string]any{"paneId": pane, "command": "true", "force": "%0"}, "force"},
+	} {
+		if msg := call(t, cs, "run_shell_command", c.args, nil); !strings.Contains(msg, c.want) {
+			t.Errorf("%v: error %q; want it to contain %q", c.args, msg, c.want)
+		}
+	}
+	ts.Run("set", "-w", "-t", pane, "synchronize-panes", "on")
+	ts.Run("split-window", "-d", "-t", pane)
+	if msg := call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, nil); !strings.Contains(msg, "synchronize-panes") {
+		t.Errorf("synchronized cohort: %q; want a refusal", msg)
+	}
+}
+
+func TestRunShellCommandCancelledByShutdown(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.ZshSession("z")
+	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
+	done := make(chan runShellCommandResult, 1)
+	go func() {
+		var out runShellCommandResult
+		call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30"}, &out)
+		done <- out
+	}()
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\nstarted") })
+	shutdown()
+	select {
+	case got := <-done:
+		if got.Outcome != "cancelled" || got.ExitStatus != nil || !strings.Contains(got.Note, "may still be running") {
+			t.Errorf("shutdown during a command: %+v; want cancelled, saying it may still run", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer after shutdown")
+	}
+}
+
+func TestRunShellCommandServerKilled(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.ZshSession("z")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	done := make(chan runShellCommandResult, 1)
+	go func() {
+		var out runShellCommandResult
+		call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"}, &out)
+		done <- out
+	}()
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
+	ts.Run("kill-server")
+	select {
+	case got := <-done:
+		// wait-for returns 0 when the server dies: the answer must not be
+		// a completion.
+		if got.Outcome != "pane_died" || got.ExitStatus != nil {
+			t.Errorf("server killed during a command: %+v; want pane_died", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer after the server was killed")
+	}
+}
+
+// TestRunShellCommandPaneDiesAndStays: a shell that dies in a pane kept by
+// remain-on-exit changes no layout; the run still ends at once.
+func TestRunShellCommandPaneDiesAndStays(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.Run("set", "-g", "remain-on-exit", "on")
+	pane := ts.ZshSession("z")
+	pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	done := make(chan runShellCommandResult, 1)
+	go func() {
+		var out runShellCommandResult
+		call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"}, &out)
+		done <- out
+	}()
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
+	ts.Run("run-shell", "kill -9 "+pid)
+	select {
+	case got := <-done:
+		// The shell's death hangs up its job: the frame's exit trap may
+		// still report the command's end (zsh's subshell answers 1) before
+		// the dead pane is noticed. Either is the truth; waiting on is not.
+		hungUp := got.Outcome == "completed" && got.ExitStatus != nil
+		if got.Outcome != "pane_died" && !hungUp {
+			t.Errorf("shell killed, pane kept: %+v (status %v); want pane_died (or completed, hung up)", got, statusOf(got))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer 10 s after the pane's shell was killed")
+	}
+}
+
+func statusOf(r runShellCommandResult) any {
+	if r.ExitStatus == nil {
+		return nil
+	}
+	return *r.ExitStatus
+}

@@ -1,0 +1,388 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type runShellCommandParams struct {
+	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
+	Command   string `json:"command" jsonschema:"shell command line"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
+	Force     string `json:"force,omitempty" jsonschema:"the caller's own pane id"`
+}
+
+type runShellCommandResult struct {
+	Outcome            string   `json:"outcome"`
+	ExitStatus         *int     `json:"exitStatus"`
+	Output             []string `json:"output"`
+	DroppedLines       int      `json:"droppedLines"`
+	DroppedChars       int      `json:"droppedChars"`
+	Cursor             string   `json:"cursor,omitempty"`
+	EffectiveTimeoutMs int64    `json:"effectiveTimeoutMs"`
+	Note               string   `json:"note,omitempty"`
+}
+
+func init() {
+	register(&typedTool[runShellCommandParams, runShellCommandResult]{toolSpec: toolSpec{
+		name:    "run_shell_command",
+		toolset: Execute,
+		title:   "Run shell command",
+		description: "Runs a command in a pane's shell (in a subshell), waits, and answers exit status, output and a capture_since cursor. " +
+			`Example: {"paneId":"%3","command":"make test","timeoutMs":60000}.`,
+		capability: Capability{
+			ProcessReach:        "pane-command",
+			Effects:             []string{"observe", "change"},
+			Outputs:             []string{"terminal-content"},
+			InputLiteralization: map[string]string{"command": "literal (send-keys -l), quoted"},
+		},
+	}, handle: (*server).runShellCommand})
+}
+
+// shells are the foreground programs run_shell_command types into.
+var shells = map[string]bool{"bash": true, "zsh": true, "sh": true, "dash": true, "ksh": true, "mksh": true, "ksh93": true}
+
+// maxCommandBytes bounds what run_shell_command types.
+const maxCommandBytes = 16384
+
+func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, in runShellCommandParams) (runShellCommandResult, error) {
+	if err := checkID("pane", in.PaneID); err != nil {
+		return runShellCommandResult{}, err
+	}
+	switch {
+	case strings.TrimSpace(in.Command) == "":
+		return runShellCommandResult{}, errors.New("command is empty; give the shell command line to run")
+	case len(in.Command) > maxCommandBytes:
+		return runShellCommandResult{}, fmt.Errorf("command is %d bytes; at most %d can be typed; put longer scripts in a file and run that", len(in.Command), maxCommandBytes)
+	case strings.ContainsRune(in.Command, 0):
+		return runShellCommandResult{}, errors.New("command contains a NUL byte, which a terminal cannot carry; remove it")
+	}
+	c, err := s.protect(ctx, "pane", in.PaneID, in.Force, forCommand)
+	if err != nil {
+		return runShellCommandResult{}, err
+	}
+	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
+	if !shells[shell] || !atPrompt(c.pane.PID) {
+		return runShellCommandResult{}, fmt.Errorf("pane %s runs %q, not a shell at its prompt; wait for it to finish (wait_for_text), or use send_keys to drive it", in.PaneID, c.pane.CurrentCommand)
+	}
+	exe, err := s.tmux.Executable()
+	if err != nil {
+		return runShellCommandResult{}, fmt.Errorf("find the tmux program for the completion signal: %w", err)
+	}
+	f, err := newFrame(exe, c.snap.Server.SocketPath, in.Command, shell)
+	if err != nil {
+		return runShellCommandResult{}, err
+	}
+	start := c.pane.HistorySize + c.pane.CursorY
+	guess := tmux.Position{HistorySize: c.pane.HistorySize, CursorY: c.pane.CursorY, Height: c.pane.Height}
+
+	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "run_shell_command")
+	defer w.end()
+	watch := s.watchPane(wctx, c.pane.SessionID, in.PaneID, false)
+	defer func() { watch.stop() }()
+
+	// The completion signal is remembered by tmux when it comes before
+	// the waiter, so the waiter can start after the command is typed.
+	// Over a control connection each command is its own line (commands on
+	// it run in order); without one, one tmux process sends both.
+	if watch.command != nil {
+		if _, err = watch.command(ctx, "send-keys", "-t", in.PaneID, "-l", f.line); err == nil {
+			_, err = watch.command(ctx, "send-keys", "-t", in.PaneID, "Enter")
+		}
+	} else {
+		_, err = s.tmux.Run(ctx, "send-keys", "-t", in.PaneID, "-l", f.line, ";", "send-keys", "-t", in.PaneID, "Enter")
+	}
+	if err != nil {
+		return runShellCommandResult{}, s.explain(ctx, err, "pane", in.PaneID)
+	}
+	s.noteTyped(in.PaneID, f.line)
+	signalled := make(chan error, 1)
+	go func() {
+		_, err := s.tmux.RunFor(wctx, w.effective+time.Second, "wait-for", f.channel)
+		signalled <- err
+	}()
+
+	outcome := ""
+	for outcome == "" {
+		select {
+		case err := <-signalled:
+			if err != nil {
+				outcome = s.ended(wctx, ctx)
+				if outcome == "" { // wait-for failed on its own: the server went away
+					outcome = outcomePaneDied
+				}
+				break
+			}
+			// wait-for also returns when the server dies: the capture tells.
+			outcome = "completed"
+		case <-watch.wake:
+			if s.paneGone(ctx, in.PaneID) {
+				outcome = outcomePaneDied
+			}
+		case <-watch.ended:
+			// The connection ended (its session may be gone): check, and
+			// watch anew.
+			watch.stop()
+			watch = s.watchPane(wctx, c.pane.SessionID, in.PaneID, false)
+			if s.paneGone(ctx, in.PaneID) {
+				outcome = outcomePaneDied
+			}
+		case <-wctx.Done():
+			outcome = s.ended(wctx, ctx)
+		}
+	}
+	res := runShellCommandResult{Outcome: outcome, EffectiveTimeoutMs: w.ms(), Output: []string{}}
+	if outcome == outcomeCancelled && ctx.Err() != nil {
+		// The server is shutting down (or the client gave up, and gets no
+		// answer): read nothing more from tmux.
+		res.Note = "the wait was cancelled; the command may still be running in " + in.PaneID
+		return res, nil
+	}
+	if outcome == "completed" {
+		settle(ctx, c.pane.PID)
+	}
+	s.frameResult(ctx, in.PaneID, f, start, guess, &res)
+	return res, nil
+}
+
+// settleFor bounds how long a completed command's subshell may take to
+// exit after its exit trap signalled.
+const settleFor = time.Second
+
+// settle waits, briefly, until the shell has the terminal's foreground
+// again: the exit trap signals just before the subshell exits, and a next
+// command must find the shell at its prompt.
+func settle(ctx context.Context, pid int) {
+	deadline := time.Now().Add(settleFor)
+	for !atPrompt(pid) && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(2 * time.Millisecond) // the subshell is exiting; no event tells
+	}
+}
+
+// frameResult fills res from the pane: the lines strictly between the
+// frame's markers, the exit status and a cursor.
+func (s *server) frameResult(ctx context.Context, pane string, f frame, start int, guess tmux.Position, res *runShellCommandResult) {
+	capture := func(from int, guess tmux.Position) (tmux.Rows, []string, error) {
+		args, err := tmux.RowsCommand(pane, from, guess, true)
+		if err != nil {
+			return tmux.Rows{}, nil, err
+		}
+		// One tmux process: its commands run in one queue step, so the
+		// position and the rows describe one moment.
+		out, err := s.tmux.Run(ctx, args...)
+		if err != nil {
+			return tmux.Rows{}, nil, err
+		}
+		return tmux.ParseRows(out, from, guess, true)
+	}
+	rows, joined, err := capture(start, guess)
+	if err == nil && rows.First > start {
+		// Output scrolled the grid between the reads: read from further back.
+		rows, joined, err = capture(start-(rows.First-start)-sinceMargin, rows.Position)
+	}
+	if err != nil {
+		if res.Outcome == "completed" {
+			res.Outcome = outcomePaneDied
+		}
+		res.Note = fmt.Sprintf("pane %s could not be read after the wait (%v); it is gone or the server stopped", pane, err)
+		return
+	}
+	out, status, sawStart, sawEnd := f.parse(joined)
+	if (!sawStart || !sawEnd) && rows.HistorySize+rows.Height >= rows.HistoryLimit-rows.Trim() {
+		// tmux dropped old history during the command, moving every row up
+		// by whole trims: read the whole history once.
+		if r, j, err := capture(0, rows.Position); err == nil {
+			rows, joined = r, j
+			out, status, sawStart, sawEnd = f.parse(joined)
+		}
+	}
+	if res.Outcome == "completed" && !sawEnd {
+		// The signal came but no status line: the server or pane ended.
+		res.Outcome = outcomePaneDied
+	}
+	if res.Outcome == "completed" {
+		res.ExitStatus = &status
+	}
+	t := s.budget.keepNewest(out)
+	res.Output, res.DroppedLines, res.DroppedChars = t.Lines, t.DroppedLines, t.DroppedChars
+	if a, ok := anchorAt(pane, rows); ok {
+		res.Cursor = a.String()
+	}
+	var notes []string
+	switch res.Outcome {
+	case outcomeTimedOut:
+		notes = append(notes, "the command may still be running: keep observing it with capture_since (cursor) or wait_for_text; do not run it again")
+	case outcomePaneDied:
+		notes = append(notes, fmt.Sprintf("pane %s died before the command finished; retrying there cannot produce more output", pane))
+	case outcomeCancelled:
+		notes = append(notes, "the wait was cancelled; the command may still be running")
+	}
+	if !sawStart {
+		notes = append(notes, "the start of the output left tmux's history (history-limit); older lines are lost")
+	}
+	if res.DroppedLines > 0 || res.DroppedChars > 0 {
+		notes = append(notes, "older output was left out to stay within the read budget")
+	}
+	res.Note = strings.Join(notes, "; ")
+}
+
+// atPrompt reports whether the pane's own process (its shell) owns the
+// terminal's foreground, so no job (not even a subshell, which tmux names
+// like the shell) is running. Where /proc cannot tell, it says yes and the
+// name check decides alone.
+func atPrompt(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// anything: state ppid pgrp session tty_nr tpgid …
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return true
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 6 {
+		return true
+	}
+	tpgid, err := strconv.Atoi(f[5])
+	return err != nil || tpgid == pid
+}
+
+// paneGone reports whether pane no longer exists, is dead, or its server
+// stopped.
+func (s *server) paneGone(ctx context.Context, pane string) bool {
+	pos, err := s.tmux.CapturePosition(ctx, pane)
+	if err != nil {
+		return errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer)
+	}
+	return pos.Dead
+}
+
+// frame is one framed command: the line typed, its markers and its private
+// completion channel.
+type frame struct {
+	line    string
+	begin   string // the line printed before the command's output
+	end     string // the status line's prefix; the status follows it
+	channel string
+}
+
+// newFrame frames command for a POSIX shell. The markers are printed from
+// two pieces, so the typed line (and so its echo, however it wraps) never
+// contains a marker: only the printed lines can equal one. The command runs
+// in an inner subshell of an outer subshell whose exit trap prints the
+// status and signals the channel; exit, cd and export stay inside.
+func newFrame(exe, socket, command, shell string) (frame, error) {
+	for _, v := range []struct{ what, value string }{{"tmux program", exe}, {"socket path", socket}} {
+		if strings.ContainsAny(v.value, "'\"\\$`!") {
+			return frame{}, fmt.Errorf("the %s %q contains a quote, backslash, $, ` or !, which the command frame cannot carry; use a plainer path", v.what, v.value)
+		}
+		if err := tmux.CheckPrintable(v.what, v.value); err != nil {
+			return frame{}, err
+		}
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	nonce := "lt" + hex.EncodeToString(b)
+	f := frame{begin: nonce + "-s", end: nonce + "-e:", channel: "ltmcp-" + nonce}
+	quoted, err := quoteCommand(command, shell)
+	if err != nil {
+		return frame{}, err
+	}
+	// printf is the shell's own: zsh's `command` would run the external
+	// one (a process more per marker).
+	printf := "\\command printf"
+	if shell == "zsh" {
+		printf = "builtin printf"
+	}
+	// A leading space keeps the line out of histories that ignore such
+	// lines (HIST_IGNORE_SPACE, HISTCONTROL=ignorespace).
+	f.line = " ( \\trap 'st=$?; " + printf + " \"\\n%s%s\\n\" " + nonce + " \"-e:$st\"; \"" + exe + "\" -S \"" + socket + "\" wait-for -S " + f.channel + "; \\exit 0' 0; " +
+		printf + " '%s%s\\n' " + nonce + " -s; ( \\eval " + quoted + " ) )"
+	return f, nil
+}
+
+// quoteCommand quotes command as one shell word: single quotes for text
+// without control characters, else $'…' with octal escapes (bash, zsh and
+// ksh; a tab typed into an editor would trigger completion).
+func quoteCommand(command, shell string) (string, error) {
+	plain := true
+	for i := 0; i < len(command); i++ {
+		if c := command[i]; c < 0x20 || c == 0x7f {
+			plain = false
+		}
+	}
+	if plain {
+		return "'" + strings.ReplaceAll(command, "'", `'\''`) + "'", nil
+	}
+	if shell == "sh" || shell == "dash" {
+		return "", fmt.Errorf("command contains control characters (newline, tab…), which %s cannot take in one line; join the lines with ; or run a script file", shell)
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(command); i++ {
+		c := command[i]
+		switch {
+		case c == '\'' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			b.WriteString("\\" + fmt.Sprintf("%03o", c))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("'")
+	return b.String(), nil
+}
+
+// parse finds the frame's lines in a joined capture: the first begin line,
+// the last status line after it, and the lines strictly between. The status
+// line is printed after a newline, so a final empty line before it is the
+// frame's and is dropped.
+func (f frame) parse(lines []string) (out []string, status int, sawBegin, sawEnd bool) {
+	begin := -1
+	for i, l := range lines {
+		if l == f.begin {
+			begin = i
+			break
+		}
+	}
+	sawBegin = begin >= 0
+	endAt := -1
+	for i := len(lines) - 1; i > begin; i-- {
+		if rest, ok := strings.CutPrefix(lines[i], f.end); ok {
+			if n, err := strconv.Atoi(rest); err == nil {
+				endAt, status = i, n
+				break
+			}
+		}
+	}
+	sawEnd = endAt >= 0
+	if !sawEnd {
+		// Still running (or gone): everything after the begin line, less
+		// the blank rows below the cursor.
+		out = splitCapture(strings.Join(lines[begin+1:], "\n"))
+		if len(out) == 1 && out[0] == "" {
+			out = nil
+		}
+		return out, 0, sawBegin, false
+	}
+	out = lines[begin+1 : endAt]
+	if n := len(out); n > 0 && out[n-1] == "" {
+		out = out[:n-1]
+	}
+	return append([]string{}, out...), status, sawBegin, true
+}

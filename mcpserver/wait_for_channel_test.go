@@ -1,0 +1,158 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// withServer fills d as cmd/libtmux-mcp would for ts.
+func withServer(t *testing.T, ts *tmuxtest.Server, d Deps) Deps {
+	t.Helper()
+	c, err := tmux.NewClient(tmux.Route{SocketPath: ts.Socket}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Tmux = c
+	if d.Startup, err = c.Ensure(context.Background(), tmux.Want{}); err != nil {
+		t.Fatal(err)
+	}
+	if d.Selection, err = Select(d.Startup.Provenance, nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// connectLife serves d with handlers tied to life, which the test cancels
+// to play a shutdown while the transport stays up.
+func connectLife(t *testing.T, ts *tmuxtest.Server, d Deps) (*mcp.ClientSession, context.CancelFunc) {
+	t.Helper()
+	d = withServer(t, ts, d)
+	life, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	runCtx, endRun := context.WithCancel(context.Background())
+	t.Cleanup(endRun)
+	return connectServer(t, runCtx, New(life, d)), stop
+}
+
+func TestWaitForChannel(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.NewSession("s")
+	cs := connect(t, ts, Deps{Limits: Limits{WaitMax: 5 * time.Second}})
+
+	// A signal sent before the wait is kept once.
+	var sig signalChannelResult
+	call(t, cs, "signal_channel", map[string]any{"channel": "early"}, &sig)
+	if !sig.Signalled || sig.Channel != "early" {
+		t.Errorf("signal_channel: %+v", sig)
+	}
+	var got waitForChannelResult
+	call(t, cs, "wait_for_channel", map[string]any{"channel": "early"}, &got)
+	if got.Outcome != "signalled" || got.EffectiveTimeoutMs != 5000 {
+		t.Errorf("wait after signal: %+v; want signalled with the 5000 ms ceiling", got)
+	}
+
+	// Signalled during the wait, by a pane's shell.
+	done := make(chan waitForChannelResult, 1)
+	go func() {
+		var r waitForChannelResult
+		call(t, cs, "wait_for_channel", map[string]any{"channel": "later", "timeoutMs": 60000}, &r)
+		done <- r
+	}()
+	ts.Run("run-shell", "-b", "sleep 0.3; tmux -S "+ts.Socket+" wait-for -S later")
+	select {
+	case r := <-done:
+		if r.Outcome != "signalled" || r.EffectiveTimeoutMs != 5000 {
+			t.Errorf("wait then signal: %+v; want signalled, clamped to 5000", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait_for_channel never answered the signal")
+	}
+
+	// Nobody signals: timed_out at the requested timeout.
+	begin := time.Now()
+	call(t, cs, "wait_for_channel", map[string]any{"channel": "never", "timeoutMs": 300}, &got)
+	if got.Outcome != "timed_out" || got.EffectiveTimeoutMs != 300 || time.Since(begin) > 3*time.Second {
+		t.Errorf("unsignalled: %+v after %s; want timed_out at 300 ms", got, time.Since(begin))
+	}
+
+	for _, bad := range []string{"", "has space", "ltmcp-x", strings.Repeat("a", 129), "a;b"} {
+		if msg := call(t, cs, "wait_for_channel", map[string]any{"channel": bad}, nil); !strings.Contains(msg, "channel") {
+			t.Errorf("channel %q: %q; want a refusal", bad, msg)
+		}
+		if msg := call(t, cs, "signal_channel", map[string]any{"channel": bad}, nil); !strings.Contains(msg, "channel") {
+			t.Errorf("signal %q: %q; want a refusal", bad, msg)
+		}
+	}
+}
+
+func TestWaitForChannelServerDied(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.NewSession("s")
+	cs := connect(t, ts, Deps{})
+	done := make(chan waitForChannelResult, 1)
+	go func() {
+		var r waitForChannelResult
+		call(t, cs, "wait_for_channel", map[string]any{"channel": "c"}, &r)
+		done <- r
+	}()
+	// Wait until the wait-for client is attached to the server.
+	deadline := time.Now().Add(10 * time.Second)
+	for !waiting(t) {
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Run("kill-server")
+	select {
+	case r := <-done:
+		if r.Outcome != "server_died" {
+			t.Errorf("server killed during the wait: %+v; want server_died", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer after the server was killed")
+	}
+	// signal_channel on a dead server is a tool error naming it.
+	if msg := call(t, cs, "signal_channel", map[string]any{"channel": "c"}, nil); !strings.Contains(msg, "not running") {
+		t.Errorf("signal on a dead server: %q", msg)
+	}
+}
+
+// waiting reports whether some tmux process runs wait-for.
+func waiting(t *testing.T) bool {
+	return len(childrenRunning(t, "wait-for")) > 0
+}
+
+func TestWaitForChannelCancelledByShutdown(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.NewSession("s")
+	cs, shutdown := connectLife(t, ts, Deps{})
+	done := make(chan waitForChannelResult, 1)
+	go func() {
+		var r waitForChannelResult
+		call(t, cs, "wait_for_channel", map[string]any{"channel": "c"}, &r)
+		done <- r
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !waiting(t) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	shutdown()
+	select {
+	case r := <-done:
+		if r.Outcome != "cancelled" {
+			t.Errorf("shutdown during the wait: %+v; want cancelled", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer after shutdown")
+	}
+	if left := childrenRunning(t, "wait-for"); len(left) > 0 {
+		t.Errorf("tmux wait-for processes left behind: %v", left)
+	}
+}

@@ -1,0 +1,90 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type waitForChannelParams struct {
+	Channel   string `json:"channel" jsonschema:"letters, digits, . _ - :"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
+}
+
+type waitForChannelResult struct {
+	Outcome            string `json:"outcome"`
+	EffectiveTimeoutMs int64  `json:"effectiveTimeoutMs"`
+	Note               string `json:"note,omitempty"`
+}
+
+func init() {
+	register(&typedTool[waitForChannelParams, waitForChannelResult]{toolSpec: toolSpec{
+		name:    "wait_for_channel",
+		toolset: Execute,
+		title:   "Wait for channel",
+		description: "Waits in tmux until the channel is signalled: append `; tmux wait-for -S NAME` to what you send. " +
+			`Example: {"channel":"build-done","timeoutMs":60000}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"observe"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{"channel": "validated channel name"},
+		},
+	}, handle: (*server).waitForChannel})
+}
+
+var channelPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+
+// privateChannelPrefix names the channels run_shell_command waits on.
+const privateChannelPrefix = "ltmcp-"
+
+func checkChannel(name string) error {
+	if !channelPattern.MatchString(name) {
+		return fmt.Errorf("channel %q must be 1 to 128 letters, digits, '.', '_', '-' or ':'", name)
+	}
+	if strings.HasPrefix(name, privateChannelPrefix) {
+		return fmt.Errorf("channel %q starts with %q, which run_shell_command keeps for its own completion signals; choose another name", name, privateChannelPrefix)
+	}
+	return nil
+}
+
+func (s *server) waitForChannel(ctx context.Context, req *mcp.CallToolRequest, in waitForChannelParams) (waitForChannelResult, error) {
+	if err := checkChannel(in.Channel); err != nil {
+		return waitForChannelResult{}, err
+	}
+	// wait-for also returns 0 when the server dies: compare generations.
+	before, err := s.tmux.Info(ctx)
+	if err != nil {
+		return waitForChannelResult{}, s.fail(err)
+	}
+	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "wait_for_channel")
+	defer w.end()
+	res := waitForChannelResult{EffectiveTimeoutMs: w.ms()}
+	// The per-call deadline follows the wait, not the command timeout;
+	// wctx ends it first.
+	_, err = s.tmux.RunFor(wctx, w.effective+time.Second, "wait-for", in.Channel)
+	if outcome := s.ended(wctx, ctx); outcome != "" {
+		res.Outcome = outcome
+		if outcome == outcomeTimedOut {
+			res.Note = fmt.Sprintf("nothing signalled %s within %d ms; wait again, or check that the sender runs `tmux wait-for -S %s` on this server", in.Channel, w.ms(), in.Channel)
+		}
+		return res, nil
+	}
+	after, infoErr := s.tmux.Info(ctx)
+	switch {
+	case errors.Is(infoErr, tmux.ErrNoServer) || (infoErr == nil && after.Generation != before.Generation):
+		res.Outcome = "server_died"
+		res.Note = "the tmux server stopped during the wait; nothing signalled the channel"
+		return res, nil
+	case err != nil:
+		return waitForChannelResult{}, s.fail(err)
+	}
+	res.Outcome = "signalled"
+	return res, nil
+}

@@ -1,0 +1,187 @@
+package mcpserver
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// waitText starts wait_for_text in the background; the answer arrives on
+// the returned channel.
+func waitText(t *testing.T, cs *mcp.ClientSession, args map[string]any) <-chan waitForTextResult {
+	done := make(chan waitForTextResult, 1)
+	go func() {
+		var r waitForTextResult
+		if msg := call(t, cs, "wait_for_text", args, &r); msg != "" {
+			t.Errorf("wait_for_text %v: %s", args, msg)
+		}
+		done <- r
+	}()
+	return done
+}
+
+// waitingOn waits until the pool holds a connection (the wait has begun).
+func waitingOn(t *testing.T, ts *tmuxtest.Server) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1") {
+		if time.Now().After(deadline) {
+			t.Fatal("no control client attached")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// noControlClient waits until the pool has closed its idle connections.
+func noControlClient(t *testing.T, ts *tmuxtest.Server) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1") {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle control client was never closed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func answer(t *testing.T, ch <-chan waitForTextResult) waitForTextResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatal("wait_for_text never answered")
+		return waitForTextResult{}
+	}
+}
+
+func TestWaitForText(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := bashSession(t, ts, "b")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+
+	// Printed after the wait began; the typed line does not contain it.
+	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "ready-42"})
+	waitingOn(t, ts)
+	ts.Type(pane, "echo first; echo ready-$((40+2))", true)
+	got := answer(t, ch)
+	if got.Outcome != "matched" || got.Match != "ready-42" || got.Cursor == "" {
+		t.Fatalf("got %+v; want matched ready-42 with a cursor", got)
+	}
+	out := strings.Join(got.Output, "\n")
+	if !strings.Contains(out, "first\nready-42") || !strings.Contains(strings.Join(got.Screen, "\n"), "ready-42") {
+		t.Errorf("output %q screen %q; want what was printed since the wait began", got.Output, got.Screen)
+	}
+
+	// A regular expression, already on the screen: at once.
+	got = answer(t, waitText(t, cs, map[string]any{"paneId": pane, "pattern": `ready-\d+$`, "regex": true}))
+	if got.Outcome != "matched" || got.Match != "ready-42" {
+		t.Errorf("regex: %+v", got)
+	}
+
+	// Printed and scrolled off the screen before any look: still found.
+	noControlClient(t, ts) // so that waitingOn sees this wait's connection
+	ch = waitText(t, cs, map[string]any{"paneId": pane, "pattern": `^4321$`, "regex": true})
+	waitingOn(t, ts)
+	ts.Type(pane, "seq 1 5000", true)
+	if got := answer(t, ch); got.Outcome != "matched" || got.Match != "4321" {
+		t.Errorf("a line that scrolled away: %+v", got.Outcome)
+	}
+
+	// Never printed: timed_out at the requested timeout, with the screen.
+	begin := time.Now()
+	got = answer(t, waitText(t, cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 400}))
+	if got.Outcome != "timed_out" || got.EffectiveTimeoutMs != 400 || len(got.Screen) == 0 || time.Since(begin) > 5*time.Second {
+		t.Errorf("timeout: %+v after %s", got, time.Since(begin))
+	}
+
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"paneId": "%99", "pattern": "x"}, "no pane %99"},
+		{map[string]any{"paneId": pane, "pattern": ""}, "pattern must be"},
+		{map[string]any{"paneId": pane, "pattern": "(", "regex": true}, "not a valid RE2"},
+	} {
+		if msg := call(t, cs, "wait_for_text", c.args, nil); !strings.Contains(msg, c.want) {
+			t.Errorf("%v: %q; want %q", c.args, msg, c.want)
+		}
+	}
+}
+
+func TestWaitForTextPaneDied(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("s", "sleep", "600")
+	ts.Run("split-window", "-d", "-t", pane, "sleep", "600")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "x"})
+	waitingOn(t, ts)
+	begin := time.Now()
+	ts.Run("kill-pane", "-t", pane)
+	got := answer(t, ch)
+	if got.Outcome != "pane_died" || time.Since(begin) > 3*time.Second {
+		t.Errorf("killed pane: %+v after %s; want pane_died at once", got, time.Since(begin))
+	}
+
+	// The whole server killed: pane_died as well.
+	other := ts.NewSession("t", "sleep", "600")
+	noControlClient(t, ts)
+	ch = waitText(t, cs, map[string]any{"paneId": other, "pattern": "x"})
+	waitingOn(t, ts)
+	ts.Run("kill-server")
+	if got := answer(t, ch); got.Outcome != "pane_died" {
+		t.Errorf("killed server: %+v; want pane_died", got)
+	}
+}
+
+func TestWaitForTextCancelledAndNoStream(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("s", "sleep", "600")
+	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
+	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "x"})
+	waitingOn(t, ts)
+	shutdown()
+	if got := answer(t, ch); got.Outcome != "cancelled" {
+		t.Errorf("shutdown: %+v; want cancelled", got)
+	}
+
+	off := connect(t, ts, Deps{})
+	if msg := call(t, off, "wait_for_text", map[string]any{"paneId": pane, "pattern": "x"}, nil); !strings.Contains(msg, "no_stream") {
+		t.Errorf("LIBTMUX_MCP_LIVE=0: %q; want a no_stream error", msg)
+	}
+}
+
+func TestTypedLogDiscountsEcho(t *testing.T) {
+	var l typedLog
+	l.noteTyped("%1", "make build && echo done\n")
+	screen := "$ make build && echo done\nbuilding\ndone"
+	got := l.discount("%1", screen)
+	if strings.Contains(got, "make build") || !strings.Contains(got, "\ndone") {
+		t.Errorf("discount: %q; want the echo blanked and the output kept", got)
+	}
+	if l.discount("%2", screen) != screen {
+		t.Error("another pane's input was discounted")
+	}
+}
+
+// TestWaitForTextPaneDiesAndStays: a program that exits in a pane kept by
+// remain-on-exit prints nothing and changes no layout; the #{pane_dead}
+// subscription tells the wait.
+func TestWaitForTextPaneDiesAndStays(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.Run("set", "-g", "remain-on-exit", "on")
+	pane := ts.NewSession("s", "sleep", "600")
+	pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 20000})
+	waitingOn(t, ts)
+	begin := time.Now()
+	ts.Run("run-shell", "kill -9 "+pid)
+	got := answer(t, ch)
+	if got.Outcome != "pane_died" || time.Since(begin) > 5*time.Second {
+		t.Errorf("program gone, pane kept: %+v after %s; want pane_died within a few seconds", got.Outcome, time.Since(begin))
+	}
+}

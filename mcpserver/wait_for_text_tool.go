@@ -1,0 +1,254 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type waitForTextParams struct {
+	PaneID    string `json:"paneId" jsonschema:"pane id (%3)"`
+	Pattern   string `json:"pattern" jsonschema:"text to wait for"`
+	Regex     bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
+}
+
+type waitForTextResult struct {
+	Outcome            string   `json:"outcome"`
+	Match              string   `json:"match,omitempty"`
+	Output             []string `json:"output"`
+	Screen             []string `json:"screen"`
+	Cursor             string   `json:"cursor,omitempty"`
+	EffectiveTimeoutMs int64    `json:"effectiveTimeoutMs"`
+	Note               string   `json:"note,omitempty"`
+}
+
+func init() {
+	register(&typedTool[waitForTextParams, waitForTextResult]{toolSpec: toolSpec{
+		name:    "wait_for_text",
+		toolset: Execute,
+		title:   "Wait for text",
+		description: "Waits until a pane shows the text, for output you did not start (your own commands: run_shell_command). " +
+			`Example: {"paneId":"%3","pattern":"listening on","timeoutMs":60000}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"observe"},
+			Outputs:             []string{"terminal-content"},
+			InputLiteralization: map[string]string{},
+		},
+	}, handle: (*server).waitForText})
+}
+
+// lookOverlap is how many rows above the cursor a look reads again.
+const lookOverlap = 8
+
+// maxPatternBytes bounds a wait_for_text pattern.
+const maxPatternBytes = 4096
+
+func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in waitForTextParams) (waitForTextResult, error) {
+	if err := checkID("pane", in.PaneID); err != nil {
+		return waitForTextResult{}, err
+	}
+	if in.Pattern == "" || len(in.Pattern) > maxPatternBytes {
+		return waitForTextResult{}, fmt.Errorf("pattern must be 1 to %d bytes", maxPatternBytes)
+	}
+	find := func(text string) string {
+		if strings.Contains(text, in.Pattern) {
+			return in.Pattern
+		}
+		return ""
+	}
+	if in.Regex {
+		re, err := regexp.Compile("(?m)" + in.Pattern)
+		if err != nil {
+			return waitForTextResult{}, fmt.Errorf("pattern is not a valid RE2 regular expression: %v; or pass regex:false to match it as plain text", err)
+		}
+		find = func(text string) string {
+			if loc := re.FindStringIndex(text); loc != nil {
+				return text[loc[0]:loc[1]]
+			}
+			return ""
+		}
+	}
+	if s.live == nil {
+		return waitForTextResult{}, errors.New("no_stream: wait_for_text wakes on tmux control-mode output, which LIBTMUX_MCP_LIVE=0 forbids; use run_shell_command for your own commands, or capture_since to read what is new")
+	}
+	pos, err := s.tmux.CapturePosition(ctx, in.PaneID)
+	if err != nil {
+		return waitForTextResult{}, s.explain(ctx, err, "pane", in.PaneID)
+	}
+	start := pos.CursorRow()
+
+	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "wait_for_text")
+	defer w.end()
+	res := waitForTextResult{EffectiveTimeoutMs: w.ms(), Output: []string{}, Screen: []string{}}
+	watch := s.watchPane(wctx, pos.SessionID, in.PaneID, true)
+	defer func() { watch.stop() }()
+
+	var last *tmux.Rows
+	// Each look reads the screen and what scrolled past it since the last
+	// look (with a few rows of overlap, for lines that wrapped), not all
+	// the output since the wait began again.
+	searched := start
+	look := func() (match string, gone bool) {
+		from := min(searched, pos.HistorySize)
+		rows, joined, err := s.tmux.CaptureRowsJoined(ctx, in.PaneID, from, pos)
+		for try := 0; err == nil && rows.First > from && try < 3; try++ {
+			// Output scrolled the grid since pos: read again from the rows
+			// the first read skipped, by the capture's own position.
+			rows, joined, err = s.tmux.CaptureRowsJoined(ctx, in.PaneID, from-sinceMargin<<try, rows.Position)
+		}
+		if err != nil {
+			return "", errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer)
+		}
+		pos, last = rows.Position, &rows
+		searched = max(searched, rows.CursorRow()-lookOverlap)
+		if rows.Dead {
+			return "", true
+		}
+		return find(s.typed.discount(in.PaneID, strings.Join(joined, "\n"))), false
+	}
+	outcome := ""
+	if m, gone := look(); m != "" {
+		outcome, res.Match = "matched", m
+	} else if gone {
+		outcome = outcomePaneDied
+	}
+	for outcome == "" {
+		select {
+		case <-watch.wake:
+		case <-watch.ended:
+			// The session's connection ended: look once more, and watch
+			// anew (a timer when no connection can be opened).
+			watch.stop()
+			watch = s.watchPane(wctx, pos.SessionID, in.PaneID, true)
+		case <-wctx.Done():
+			outcome = s.ended(wctx, ctx)
+			continue
+		}
+		if m, gone := look(); m != "" {
+			outcome, res.Match = "matched", m
+		} else if gone {
+			outcome = outcomePaneDied
+		}
+	}
+	res.Outcome = outcome
+	if outcome == outcomeCancelled && ctx.Err() != nil && last == nil {
+		return res, nil
+	}
+	if last != nil && last.First > start && ctx.Err() == nil {
+		// The last look started after the wait's first row: read the
+		// output since the wait began once more, for the answer.
+		if rows, err := s.tmux.CaptureRows(ctx, in.PaneID, start, last.Position); err == nil {
+			last = &rows
+		}
+	}
+	if last != nil {
+		end := min(len(last.Lines), last.CursorRow()-last.First+1)
+		if i := start - last.First; i >= 0 && i < end {
+			res.Output = splitCaptureKeep(last.Lines[i:end])
+		}
+		if i := last.HistorySize - last.First; i >= 0 && i < len(last.Lines) {
+			res.Screen = splitCaptureKeep(last.Lines[i:])
+		}
+		o := s.budget.keepNewest(res.Output)
+		sc := s.budget.keepNewest(res.Screen)
+		res.Output, res.Screen = o.Lines, sc.Lines
+		if a, ok := anchorAt(in.PaneID, *last); ok {
+			res.Cursor = a.String()
+		}
+	}
+	switch outcome {
+	case outcomeTimedOut:
+		res.Note = fmt.Sprintf("%q did not appear within %d ms; wait again, or pass cursor to capture_since to read what is new", in.Pattern, w.ms())
+	case outcomePaneDied:
+		res.Note = fmt.Sprintf("pane %s died or its server stopped; waiting again cannot match", in.PaneID)
+	case outcomeCancelled:
+		res.Note = "the wait was cancelled"
+	}
+	return res, nil
+}
+
+// splitCaptureKeep drops the blank rows below the last text.
+func splitCaptureKeep(rows []string) []string {
+	out := append([]string{}, rows...)
+	for len(out) > 0 && strings.TrimRight(out[len(out)-1], " ") == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// echoWindow is how long typed input is discounted from wait_for_text.
+const echoWindow = 10 * time.Second
+
+// typedLog remembers what this server typed into panes recently, so a
+// wait does not match the pane's echo of it.
+type typedLog struct {
+	mu    sync.Mutex
+	panes map[string][]typedEntry
+}
+
+type typedEntry struct {
+	lines []string
+	at    time.Time
+}
+
+// noteTyped records text this server typed or pasted into pane, so that
+// wait_for_text does not match the pane's echo of it for echoWindow.
+// Input tools call it after sending.
+func (s *server) noteTyped(pane, text string) { s.typed.noteTyped(pane, text) }
+
+// noteTyped records text typed into pane.
+func (l *typedLog) noteTyped(pane, text string) {
+	if l == nil || strings.TrimSpace(text) == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.panes == nil {
+		l.panes = map[string][]typedEntry{}
+	}
+	now := time.Now()
+	kept := l.panes[pane][:0]
+	for _, e := range l.panes[pane] {
+		if now.Sub(e.at) < echoWindow {
+			kept = append(kept, e)
+		}
+	}
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	l.panes[pane] = append(kept, typedEntry{lines: lines, at: now})
+}
+
+// discount removes the first occurrence of each recently typed line from
+// text: the pane's echo of it.
+func (l *typedLog) discount(pane, text string) string {
+	if l == nil {
+		return text
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	for _, e := range l.panes[pane] {
+		if now.Sub(e.at) >= echoWindow {
+			continue
+		}
+		for _, line := range e.lines {
+			if i := strings.Index(text, line); i >= 0 {
+				text = text[:i] + strings.Repeat(" ", len(line)) + text[i+len(line):]
+			}
+		}
+	}
+	return text
+}
