@@ -85,7 +85,7 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		deps:   d,
 		tmux:   d.Tmux,
 		prov:   d.Startup.Provenance,
-		sel:    d.Selection,
+		sel:    d.Selection.frozen(),
 		caller: newCaller(d.CallerTMUX, d.CallerPane, d.Startup.Snapshot.Server),
 		life:   ctx,
 		log:    d.Log,
@@ -97,6 +97,7 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		Logger:       d.Log,
 	})
 	s.addTools()
+	s.addCapabilities()
 	return s.mcp
 }
 
