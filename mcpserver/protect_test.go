@@ -178,3 +178,27 @@ func TestAttendedWithARealClient(t *testing.T) {
 	}
 	ts.WaitFor(watched, func(s string) bool { return strings.Contains(s, "kok\n") })
 }
+
+// TestCohortMembersAreCheckedForKeysOnly puts one member of a
+// synchronized window into copy-mode: keys to another member would reach
+// it and are refused; a paste reaches the target only and is allowed.
+func TestCohortMembersAreCheckedForKeysOnly(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	a := ts.NewSession("sync", "sh")
+	b := strings.TrimSpace(ts.Run("split-window", "-P", "-F", "#{pane_id}", "-t", a, "sh"))
+	ts.Run("set-option", "-w", "-t", a, "synchronize-panes", "on")
+	ts.Run("copy-mode", "-t", b)
+	s := newTestServer(t, ts, Deps{})
+	ctx := context.Background()
+	_, err := s.protect(ctx, "pane", a, "", forInput)
+	if err == nil || !strings.Contains(err.Error(), b) || !strings.Contains(err.Error(), "copy-mode") {
+		t.Errorf("keys to %s with %s (same cohort) in copy-mode: %v; want a refusal naming %s and copy-mode", a, b, err, b)
+	}
+	if _, err := s.protect(ctx, "pane", a, "", forPaste); err != nil {
+		t.Errorf("a paste to %s (target only) refused: %v", a, err)
+	}
+	ts.Run("set-option", "-w", "-t", a, "synchronize-panes", "off")
+	if c, err := s.protect(ctx, "pane", a, "", forInput); err != nil || len(c.cohort) != 1 {
+		t.Errorf("keys to %s with synchronize-panes off: cohort %v, %v; want [%s]", a, c.cohort, err, a)
+	}
+}
