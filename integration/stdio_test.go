@@ -85,6 +85,18 @@ var toolCalls = []toolCall{
 		wantText(func(f fixture) string { return f.paneID })},
 	{"capture_pane", func(f fixture) map[string]any { return map[string]any{"paneId": f.paneID} },
 		wantText(func(f fixture) string { return "<&> ready" })},
+	// Input: the pane runs cat, which echoes what it gets.
+	{"send_keys", func(f fixture) map[string]any {
+		return map[string]any{"paneId": f.paneID, "text": "typed <&>;", "enter": true}
+	},
+		wantText(func(f fixture) string { return `"cohort":["` + f.paneID + `"]` })},
+	{"send_keys_batch", func(f fixture) map[string]any {
+		return map[string]any{"rows": []map[string]any{{"paneId": f.paneID, "text": "row"}, {"paneId": f.paneID, "keys": []string{"Enter"}}}}
+	}, wantText(func(f fixture) string { return `"paneId":"` + f.paneID + `"` })},
+	{"paste_text", func(f fixture) map[string]any {
+		return map[string]any{"paneId": f.paneID, "text": "pasted <&>", "enter": true}
+	},
+		wantText(func(f fixture) string { return `"bytes":10` })},
 }
 
 func noArgs(fixture) map[string]any { return map[string]any{} }

@@ -40,7 +40,9 @@ func ToolNames() []string {
 	return names
 }
 
-// Selection is the frozen tool surface of one server.
+// Selection is the frozen tool surface of one server. New keeps its own
+// copy, so changing a Selection (or the environment) after New changes
+// nothing a client sees.
 type Selection struct {
 	Toolsets []string // effective toolsets, sorted
 	Enabled  []string // named inclusions
@@ -48,8 +50,18 @@ type Selection struct {
 	Tools    []string // the tools that exist, sorted
 }
 
-// Has reports whether tool is part of the selection.
+// Has reports whether tool is part of the selection. It is the one gate:
+// a tool is listed and callable only when Has accepts it (New serves
+// exactly those), and a tool that calls other tools on the agent's behalf
+// (call_read_tools_batch) must ask Has for every nested operation, so an
+// excluded tool is not reachable through it either.
 func (s Selection) Has(tool string) bool { _, ok := slices.BinarySearch(s.Tools, tool); return ok }
+
+// frozen returns a deep copy of s with Tools sorted, for New to keep.
+func (s Selection) frozen() Selection {
+	return Selection{Toolsets: slices.Clone(s.Toolsets), Enabled: slices.Clone(s.Enabled),
+		Excluded: slices.Clone(s.Excluded), Tools: sorted(s.Tools)}
+}
 
 // DefaultToolsets is the toolset selection for a server of provenance p:
 // all four only for a new server on the shipped minimal configuration.

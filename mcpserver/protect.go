@@ -128,7 +128,7 @@ func (s *server) refusal(pn tmux.Pane, snap tmux.Snapshot, force string, p purpo
 			if mode == "" {
 				mode = "a mode"
 			}
-			return fmt.Errorf("pane %s is in %s, so input would drive the mode instead of the program; a person may be reading it: ask them, or leave the mode with send_keys {\"keys\":[\"q\"]} only if nobody is", pn.ID, mode)
+			return fmt.Errorf("pane %s is in %s, so input would drive the mode instead of the program; a person may be reading it: ask them to leave it (q) or use another pane; no tool enters or leaves modes", pn.ID, mode)
 		}
 	}
 	return s.attendedRefusal(pn, snap)
@@ -137,12 +137,20 @@ func (s *server) refusal(pn tmux.Pane, snap tmux.Snapshot, force string, p purpo
 // attendedRefusal applies LIBTMUX_MCP_ATTENDED to a pane a person's
 // client shows.
 func (s *server) attendedRefusal(pn tmux.Pane, snap tmux.Snapshot) error {
-	mode := s.deps.Limits.Attended
+	return attended(s.deps.Limits.Attended, pn, snap.Clients, time.Now())
+}
+
+// attended decides LIBTMUX_MCP_ATTENDED for pn, given the clients and the
+// time now: a person's client (not a control client) that shows pn's
+// window (and, in a zoomed window, pn itself) refuses always under
+// "watched", and under "typing" only when its last key input is less than
+// typingWindow before now. tmux reports client_activity in whole seconds,
+// so "typing" refuses for 5 to 6 seconds after a key.
+func attended(mode string, pn tmux.Pane, clients []tmux.AttachedClient, now time.Time) error {
 	if mode == "ignore" {
 		return nil
 	}
-	now := time.Now()
-	for _, cl := range snap.Clients {
+	for _, cl := range clients {
 		if cl.ControlMode || cl.WindowID != pn.WindowID || pn.WindowZoomed && !pn.Active {
 			continue
 		}
@@ -151,7 +159,7 @@ func (s *server) attendedRefusal(pn tmux.Pane, snap tmux.Snapshot) error {
 			return fmt.Errorf("pane %s is shown on %s, a person's client, and LIBTMUX_MCP_ATTENDED=watched refuses watched panes; use another pane, or ask the person", pn.ID, clientName(cl))
 		default: // typing
 			if since := now.Sub(time.Unix(int64(cl.Activity), 0)); since < typingWindow {
-				return fmt.Errorf("a person is typing on %s, which shows pane %s (last key %s ago); wait a few seconds and try again, or use another pane", clientName(cl), pn.ID, since.Round(time.Second))
+				return fmt.Errorf("a person is typing on %s, which shows pane %s (last key %s ago); wait a few seconds and try again, or use another pane", clientName(cl), pn.ID, max(since, 0).Round(time.Second))
 			}
 		}
 	}

@@ -155,11 +155,14 @@ func annotationsFor(ts, title string) *mcp.ToolAnnotations {
 	return a
 }
 
-// addTools serves every tool of the selection.
+// addTools serves every tool of the selection and no other: a tool left
+// out is neither listed nor callable (go-sdk answers an unknown tool).
 func (s *server) addTools() {
-	for _, name := range s.sel.Tools {
-		t := catalog[name]
-		t.serve(s, t.spec().mcpTool())
+	for _, name := range ToolNames() {
+		if s.sel.Has(name) {
+			t := catalog[name]
+			t.serve(s, t.spec().mcpTool())
+		}
 	}
 }
 

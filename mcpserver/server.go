@@ -92,7 +92,7 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		deps:   d,
 		tmux:   d.Tmux,
 		prov:   d.Startup.Provenance,
-		sel:    d.Selection,
+		sel:    d.Selection.frozen(),
 		caller: newCaller(d.CallerTMUX, d.CallerPane, d.Startup.Snapshot.Server),
 		life:   ctx,
 		log:    d.Log,
@@ -113,6 +113,7 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		Logger:       d.Log,
 	})
 	s.addTools()
+	s.addCapabilities()
 	return s.mcp
 }
 

@@ -151,3 +151,18 @@ func FuzzParseSnapshot(f *testing.F) {
 		parseSnapshot(out) // must not panic
 	})
 }
+
+func TestArg(t *testing.T) {
+	for _, tc := range []struct{ in, want, why string }{
+		{"plain", "plain", "nothing to keep"},
+		{"a;", `a\;`, "a trailing ; would end the command and be dropped"},
+		{";", `\;`, "a lone ; is the command separator"},
+		{`a\;`, `a\\;`, "tmux reads the last \\ before ; as the escape, keeping the first"},
+		{"a;b", "a;b", "only a trailing ; is special"},
+		{"#{pane_id}", "#{pane_id}", "no format is involved"},
+	} {
+		if got := Arg(tc.in); got != tc.want {
+			t.Errorf("Arg(%q) = %q; want %q (%s)", tc.in, got, tc.want, tc.why)
+		}
+	}
+}

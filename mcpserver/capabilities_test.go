@@ -1,0 +1,217 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestCapabilityRowValues checks every registered tool's capability row,
+// as tools/list shows it, against the allowed values, and that its input
+// literalization names only arguments its input schema has.
+func TestCapabilityRowValues(t *testing.T) {
+	reach := []string{"none", "configured-process", "pane-input", "pane-command", "enrolled-shell"}
+	effects := []string{"observe", "change", "delete"}
+	outputs := []string{"tmux-metadata", "terminal-content", "process-environment", "configured-command", "process-output"}
+	for _, tool := range allTools(t) {
+		raw, _ := json.Marshal(tool.Meta[CapabilityMetaKey])
+		var row Capability
+		if err := json.Unmarshal(raw, &row); err != nil {
+			t.Errorf("%s: capability row %s: %v", tool.Name, raw, err)
+			continue
+		}
+		if !slices.Contains(reach, row.ProcessReach) {
+			t.Errorf("%s: processReach %q; want one of %q", tool.Name, row.ProcessReach, reach)
+		}
+		for _, set := range []struct {
+			field       string
+			got, values []string
+		}{{"effects", row.Effects, effects}, {"outputs", row.Outputs, outputs}} {
+			if len(set.got) == 0 {
+				t.Errorf("%s: %s is empty", tool.Name, set.field)
+			}
+			for _, v := range set.got {
+				if !slices.Contains(set.values, v) {
+					t.Errorf("%s: %s has %q; want values from %q", tool.Name, set.field, v, set.values)
+				}
+			}
+		}
+		args := schemaProperties(t, tool.InputSchema)
+		for arg, how := range row.InputLiteralization {
+			if !args[arg] {
+				t.Errorf("%s: inputLiteralization names %q, which is not an argument (%v)", tool.Name, arg, args)
+			}
+			if how == "" {
+				t.Errorf("%s: inputLiteralization[%q] is empty", tool.Name, arg)
+			}
+		}
+	}
+}
+
+// schemaProperties collects every property name of a JSON schema, nested
+// objects and array items included.
+func schemaProperties(t *testing.T, schema any) map[string]bool {
+	t.Helper()
+	raw, _ := json.Marshal(schema)
+	var s any
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if props, ok := v["properties"].(map[string]any); ok {
+				for name, sub := range props {
+					names[name] = true
+					walk(sub)
+				}
+			}
+			for _, k := range []string{"items", "oneOf", "anyOf", "allOf"} {
+				walk(v[k])
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(s)
+	return names
+}
+
+// TestInputCapabilityRows pins the rows of the input tools.
+func TestInputCapabilityRows(t *testing.T) {
+	for _, name := range []string{"send_keys", "send_keys_batch", "paste_text"} {
+		row := catalog[name].spec().capability
+		if row.ProcessReach != "pane-input" || !slices.Equal(row.Effects, []string{"change"}) ||
+			!slices.Equal(row.Outputs, []string{"tmux-metadata"}) || row.InputLiteralization["text"] == "" {
+			t.Errorf("%s: row %+v", name, row)
+		}
+	}
+}
+
+// readCapabilities reads tmux://capabilities through a client, checking
+// that it is the one listed resource.
+func readCapabilities(t *testing.T, cs *mcp.ClientSession) (capabilitiesDoc, map[string]any) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Resources) != 1 || list.Resources[0].URI != CapabilitiesURI || list.Resources[0].MIMEType != "application/json" {
+		raw, _ := json.Marshal(list.Resources)
+		t.Fatalf("resources/list = %s; want tmux://capabilities alone, application/json", raw)
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: CapabilitiesURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Contents) != 1 || res.Contents[0].MIMEType != "application/json" {
+		t.Fatalf("resources/read gave %d contents", len(res.Contents))
+	}
+	var doc capabilitiesDoc
+	var generic map[string]any
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &doc); err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal([]byte(res.Contents[0].Text), &generic)
+	return doc, generic
+}
+
+func listedNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestCapabilitiesResource(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.NewSession("a", "sh")
+	sel, err := Select(tmux.Provenance{State: tmux.StateExisting, Config: tmux.ConfigOther},
+		[]string{Inspect, Execute}, nil, []string{"capture_pane"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, ts, Deps{Selection: sel})
+	doc, generic := readCapabilities(t, cs)
+	for _, field := range []string{"schemaVersion", "frozen", "toolsets", "tools", "socket", "boundary"} {
+		if _, ok := generic[field]; !ok {
+			t.Errorf("tmux://capabilities has no %q", field)
+		}
+	}
+	if doc.SchemaVersion != capabilitiesSchemaVersion || !doc.Frozen {
+		t.Errorf("schemaVersion %d, frozen %v", doc.SchemaVersion, doc.Frozen)
+	}
+	if diff := cmp.Diff(listedNames(t, cs), doc.Tools); diff != "" {
+		t.Errorf("tools differ from tools/list (-listed +resource):\n%s", diff)
+	}
+	if !slices.Equal(doc.Toolsets, []string{Execute, Inspect}) || !slices.Equal(doc.Excluded, []string{"capture_pane"}) || slices.Contains(doc.Tools, "capture_pane") {
+		t.Errorf("toolsets %v, excluded %v, tools %v", doc.Toolsets, doc.Excluded, doc.Tools)
+	}
+	for _, name := range doc.Tools {
+		if got := doc.Capabilities[name]; got.ProcessReach != catalog[name].spec().capability.ProcessReach {
+			t.Errorf("capabilities[%s] = %+v", name, got)
+		}
+	}
+	want := socketRecord{Selector: "path", Value: ts.Socket, Path: ts.Socket, Provenance: tmux.Provenance{State: tmux.StateExisting, Config: tmux.ConfigOther}}
+	if !tmux.SamePath(doc.Socket.Path, ts.Socket) {
+		t.Errorf("socket path %q; want %q", doc.Socket.Path, ts.Socket)
+	}
+	doc.Socket.Path = ts.Socket
+	if diff := cmp.Diff(want, doc.Socket); diff != "" {
+		t.Errorf("socket record (-want +got):\n%s", diff)
+	}
+	if doc.Boundary.HostCommandExecution != "absent" || doc.Boundary.Resources != "static" || doc.Boundary.SocketSelection != "process-wide" {
+		t.Errorf("boundary %+v; want host-command execution absent", doc.Boundary)
+	}
+
+	// With tmux_run, the boundary says enrolled panes run authored scripts.
+	sel, err = Select(tmux.Provenance{}, []string{}, []string{"tmux_run"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ = readCapabilities(t, connect(t, ts, Deps{Selection: sel}))
+	if doc.Boundary.HostCommandExecution != "enrolled-panes" || !strings.Contains(doc.Boundary.Note, "enrolled") ||
+		!slices.Equal(doc.Tools, []string{"tmux_run"}) || doc.Capabilities["tmux_run"].ProcessReach != "enrolled-shell" {
+		t.Errorf("with tmux_run: tools %v, boundary %+v", doc.Tools, doc.Boundary)
+	}
+}
+
+func TestSocketSelectorByName(t *testing.T) {
+	srv := &server{tmux: mustClient(t, tmux.Route{SocketName: "agent"})}
+	if got := srv.capabilities().Socket; got.Selector != "name" || got.Value != "agent" {
+		t.Errorf("socket record for --socket-name agent: %+v", got)
+	}
+	srv = &server{tmux: mustClient(t, tmux.Route{})}
+	if got := srv.capabilities().Socket; got.Selector != "default" || got.Value != tmux.DefaultSocketName {
+		t.Errorf("socket record with no selector: %+v", got)
+	}
+}
+
+func mustClient(t *testing.T, r tmux.Route) *tmux.Client {
+	t.Helper()
+	c, err := tmux.NewClient(r, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

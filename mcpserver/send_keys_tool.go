@@ -1,0 +1,55 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type sendKeysParams struct {
+	keyInput
+	Force string `json:"force,omitempty" jsonschema:"the caller's own pane id, to allow it"`
+}
+
+type sendKeysResult struct {
+	PaneID string   `json:"paneId"`
+	Cohort []string `json:"cohort"` // the panes input to PaneID reaches (synchronize-panes)
+}
+
+// inputCapability is the row of the tools that type into panes.
+var inputCapability = Capability{
+	ProcessReach: "pane-input",
+	Effects:      []string{"change"},
+	Outputs:      []string{"tmux-metadata"},
+	InputLiteralization: map[string]string{
+		"keys": "validated key names",
+		"text": "literal (send-keys -l)",
+	},
+}
+
+func init() {
+	register(&typedTool[sendKeysParams, sendKeysResult]{toolSpec: toolSpec{
+		name:    "send_keys",
+		toolset: Execute,
+		title:   "Send keys",
+		description: "Types into a pane: key names or literal text, then Enter if asked; answers the panes reached (cohort). " +
+			"For commands prefer run_shell_command; for long text paste_text. " +
+			`Example: {"paneId":"%3","keys":["C-c"]}.`,
+		capability: inputCapability,
+	}, handle: (*server).sendKeys})
+}
+
+func (s *server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKeysParams) (sendKeysResult, error) {
+	args, _, err := in.args()
+	if err != nil {
+		return sendKeysResult{}, err
+	}
+	c, err := s.protect(ctx, "pane", in.PaneID, in.Force, forInput)
+	if err != nil {
+		return sendKeysResult{}, err
+	}
+	if err := s.send(ctx, in.keyInput, args); err != nil {
+		return sendKeysResult{}, err
+	}
+	return sendKeysResult{PaneID: in.PaneID, Cohort: c.cohort}, nil
+}
