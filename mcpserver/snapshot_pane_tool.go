@@ -1,0 +1,100 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type snapshotPaneParams struct {
+	PaneID string `json:"paneId" jsonschema:"the pane id (%3)"`
+}
+
+// snapshotPaneResult is a pane's facts and its visible screen, read in one
+// tmux invocation. Fields are plain (no descriptions) to keep tools/list
+// small; get_pane_info documents the same facts.
+type snapshotPaneResult struct {
+	PaneID         string `json:"paneId"`
+	WindowID       string `json:"windowId"`
+	SessionID      string `json:"sessionId"`
+	Width          int    `json:"width"`
+	Height         int    `json:"height"`
+	Active         bool   `json:"active"`
+	CurrentCommand string `json:"currentCommand"`
+	CurrentPath    string `json:"currentPath"`
+	Title          string `json:"title"`
+	PID            int    `json:"pid"`
+	Dead           bool   `json:"dead"`
+	Mode           string `json:"mode" jsonschema:"copy-mode etc.; empty when none"`
+	CursorX        int    `json:"cursorX"`
+	CursorY        int    `json:"cursorY"`
+	HistorySize    int    `json:"historySize" jsonschema:"scrollback lines above the screen"`
+	Caller         bool   `json:"caller"`
+	Watched        bool   `json:"watched"`
+	trimmed
+	Note string `json:"note,omitempty"`
+}
+
+func init() {
+	register(&typedTool[snapshotPaneParams, snapshotPaneResult]{toolSpec: toolSpec{
+		name:    "snapshot_pane",
+		toolset: Inspect,
+		title:   "Snapshot pane",
+		description: "One pane's facts (command, path, title, mode, cursor, size) and its visible screen, read at one moment. " +
+			"Prefer it to get_pane_info plus capture_pane; for scrollback use capture_pane. " + `Example: {"paneId":"%3"}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"observe"},
+			Outputs:             []string{"terminal-content", "tmux-metadata"},
+			InputLiteralization: map[string]string{},
+		},
+	}, handle: (*server).snapshotPane})
+}
+
+func (s *server) snapshotPane(ctx context.Context, _ *mcp.CallToolRequest, in snapshotPaneParams) (snapshotPaneResult, error) {
+	if err := checkID("pane", in.PaneID); err != nil {
+		return snapshotPaneResult{}, err
+	}
+	// list-panes -t %N lists the pane's window; the capture follows in the
+	// same queue step, so the facts and the screen describe one moment.
+	snap, outs, err := s.tmux.SnapshotWith(ctx, tmux.Want{Panes: true, Clients: true, Scope: tmux.PaneScope{PaneID: in.PaneID}},
+		[]string{"capture-pane", "-p", "-t", in.PaneID})
+	if err != nil {
+		return snapshotPaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
+	}
+	var row *paneRow
+	rows := s.paneRows(snap)
+	for i := range rows {
+		if rows[i].PaneID == in.PaneID {
+			row = &rows[i]
+		}
+	}
+	var p *tmux.Pane
+	for i := range snap.Panes {
+		if snap.Panes[i].ID == in.PaneID {
+			p = &snap.Panes[i]
+		}
+	}
+	if row == nil || p == nil {
+		return snapshotPaneResult{}, fmt.Errorf("no pane %s on this server; call list_panes for the panes that exist", in.PaneID)
+	}
+	res := snapshotPaneResult{
+		PaneID: p.ID, WindowID: p.WindowID, SessionID: p.SessionID, Width: p.Width, Height: p.Height,
+		Active: p.Active, CurrentCommand: p.CurrentCommand, CurrentPath: p.CurrentPath, Title: p.Title,
+		PID: p.PID, Dead: p.Dead, CursorX: p.CursorX, CursorY: p.CursorY, HistorySize: p.HistorySize,
+		Caller: row.Caller, Watched: row.Watched,
+		trimmed: s.budget.keepNewest(splitCapture(outs[0])),
+	}
+	if p.InMode {
+		res.Mode = p.Mode
+		if res.Mode == "" {
+			res.Mode = "unknown"
+		}
+	}
+	if res.DroppedLines > 0 || res.DroppedChars > 0 {
+		res.Note = "the top of the screen was left out to stay within the read budget"
+	}
+	return res, nil
+}
