@@ -25,13 +25,13 @@ const (
 var batchCapNow = func() int { return 1_000_000 }
 
 type batchOp struct {
-	Tool      string         `json:"tool" jsonschema:"an inspect tool, like capture_pane"`
+	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments,omitempty"`
 }
 
 type batchParams struct {
-	Operations []batchOp `json:"operations" jsonschema:"1 to 16 calls of read-only tools"`
-	OnError    string    `json:"onError,omitempty" jsonschema:"stop (default): skip the rest after a failure; continue"`
+	Operations []batchOp `json:"operations" jsonschema:"1 to 16 inspect tool calls"`
+	OnError    string    `json:"onError,omitempty" jsonschema:"stop (default) or continue"`
 }
 
 type batchRow struct {
@@ -61,7 +61,7 @@ func init() {
 		name:    batchName,
 		toolset: Inspect,
 		title:   "Batch of reads",
-		description: "Runs up to 16 read-only (inspect) tool calls in one request; one row per call, ok with its result or the error. " +
+		description: "Runs up to 16 inspect tool calls in one request: a row per call, ok with its result or the error; after a failure, onError stop skips the rest. " +
 			"Answer capped at 1,000,000 bytes. " + `Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}],"onError":"continue"}.`,
 		capability: Capability{
 			ProcessReach:        "none",

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -34,7 +33,7 @@ const (
 )
 
 type searchPanesParams struct {
-	Pattern       string `json:"pattern" jsonschema:"text to find (a Go RE2 regexp when regex)"`
+	Pattern       string `json:"pattern" jsonschema:"text, or RE2 regexp if regex"`
 	Regex         bool   `json:"regex,omitempty"`
 	CaseSensitive bool   `json:"caseSensitive,omitempty"`
 	SessionID     string `json:"sessionId,omitempty"`
@@ -44,7 +43,7 @@ type searchPanesParams struct {
 
 type searchMatch struct {
 	PaneID string `json:"paneId"`
-	Line   int    `json:"line" jsonschema:"capture_pane numbering: 0 = top of screen, negative = scrollback"`
+	Line   int    `json:"line" jsonschema:"as capture_pane numbers lines"`
 	Text   string `json:"text"`
 }
 
@@ -53,7 +52,7 @@ type searchPanesResult struct {
 	DroppedMatches int           `json:"droppedMatches"`
 	PanesSearched  int           `json:"panesSearched"`
 	LinesSearched  int           `json:"linesSearched"`
-	StoppedBy      string        `json:"stoppedBy" jsonschema:"empty when complete, else the limit: panes, lines, bytes or time"`
+	StoppedBy      string        `json:"stoppedBy" jsonschema:"the limit that ended it, if any"`
 	Note           string        `json:"note,omitempty"`
 }
 
@@ -62,8 +61,8 @@ func init() {
 		name:    "search_panes",
 		toolset: Inspect,
 		title:   "Search panes",
-		description: "Which panes show a text, with line numbers, searching screens and scrollback. Bounded (200 panes, 20,000 lines, 256 KiB, 5 s); " +
-			"stoppedBy names the limit hit: narrow with sessionId, windowId or paneId. " + `Example: {"pattern":"error","windowId":"@1"}.`,
+		description: "Which panes show a text (screens and scrollback), with line numbers. Bounded: 200 panes, 20,000 lines, 256 KiB, 5 s; " +
+			"stoppedBy names the limit hit, so narrow by sessionId, windowId or paneId. " + `Example: {"pattern":"error","windowId":"@1"}.`,
 		capability: Capability{
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
@@ -148,7 +147,7 @@ func (s *server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in sea
 	maxMatches := s.budget.lines
 scan:
 	for i, pl := range plans {
-		lines := strings.Split(strings.TrimSuffix(outs[i], "\n"), "\n")
+		lines := splitCapture(outs[i]) // without the blank rows below the text
 		res.PanesSearched++
 		for j, line := range lines {
 			if matched+len(line) > lim.bytes {

@@ -13,8 +13,8 @@ import (
 
 type showOptionParams struct {
 	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; omitted for session/window = the global table"`
-	Name   string `json:"name" jsonschema:"option name (history-limit, @user-option)"`
+	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; none = global"`
+	Name   string `json:"name" jsonschema:"like mode-keys or @user"`
 }
 
 type showOptionResult struct {
@@ -22,7 +22,7 @@ type showOptionResult struct {
 	Target string `json:"target"`
 	Name   string `json:"name"`
 	Value  string `json:"value"`
-	Set    bool   `json:"set" jsonschema:"false: not set at this scope (it may inherit)"`
+	Set    bool   `json:"set" jsonschema:"false: not set here (may inherit)"`
 	Note   string `json:"note,omitempty"`
 }
 

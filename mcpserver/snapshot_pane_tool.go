@@ -18,7 +18,6 @@ type snapshotPaneParams struct {
 type snapshotPaneResult struct {
 	PaneID         string `json:"paneId"`
 	WindowID       string `json:"windowId"`
-	SessionID      string `json:"sessionId"`
 	Width          int    `json:"width"`
 	Height         int    `json:"height"`
 	Active         bool   `json:"active"`
@@ -27,10 +26,10 @@ type snapshotPaneResult struct {
 	Title          string `json:"title"`
 	PID            int    `json:"pid"`
 	Dead           bool   `json:"dead"`
-	Mode           string `json:"mode" jsonschema:"copy-mode etc.; empty when none"`
+	Mode           string `json:"mode"`
 	CursorX        int    `json:"cursorX"`
 	CursorY        int    `json:"cursorY"`
-	HistorySize    int    `json:"historySize" jsonschema:"scrollback lines above the screen"`
+	HistorySize    int    `json:"historySize"`
 	Caller         bool   `json:"caller"`
 	Watched        bool   `json:"watched"`
 	trimmed
@@ -42,8 +41,8 @@ func init() {
 		name:    "snapshot_pane",
 		toolset: Inspect,
 		title:   "Snapshot pane",
-		description: "One pane's facts (command, path, title, mode, cursor, size) and its visible screen, read at one moment. " +
-			"Prefer it to get_pane_info plus capture_pane; for scrollback use capture_pane. " + `Example: {"paneId":"%3"}.`,
+		description: "A pane's facts (command, path, title, mode, cursor, size) and visible screen, read at one moment. " +
+			"For scrollback use capture_pane. " + `Example: {"paneId":"%3"}.`,
 		capability: Capability{
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
@@ -81,7 +80,7 @@ func (s *server) snapshotPane(ctx context.Context, _ *mcp.CallToolRequest, in sn
 		return snapshotPaneResult{}, fmt.Errorf("no pane %s on this server; call list_panes for the panes that exist", in.PaneID)
 	}
 	res := snapshotPaneResult{
-		PaneID: p.ID, WindowID: p.WindowID, SessionID: p.SessionID, Width: p.Width, Height: p.Height,
+		PaneID: p.ID, WindowID: p.WindowID, Width: p.Width, Height: p.Height,
 		Active: p.Active, CurrentCommand: p.CurrentCommand, CurrentPath: p.CurrentPath, Title: p.Title,
 		PID: p.PID, Dead: p.Dead, CursorX: p.CursorX, CursorY: p.CursorY, HistorySize: p.HistorySize,
 		Caller: row.Caller, Watched: row.Watched,
