@@ -43,7 +43,7 @@ func TestSnapshotPane(t *testing.T) {
 
 	ts.Run("copy-mode", "-t", pane)
 	call(t, cs, "snapshot_pane", map[string]any{"paneId": pane}, &got)
-	if got.Mode != "copy-mode" {
+	if got.Mode != "copy-mode" || got.ScrollPosition != 0 {
 		t.Errorf("mode in copy mode = %q; want copy-mode", got.Mode)
 	}
 
@@ -65,6 +65,12 @@ func TestSnapshotPaneKeepsTheBudget(t *testing.T) {
 	cs := connect(t, ts, Deps{Limits: Limits{MaxResultLines: 5}})
 	var got snapshotPaneResult
 	call(t, cs, "snapshot_pane", map[string]any{"paneId": pane}, &got)
+	ts.Run("copy-mode", "-t", pane)
+	ts.Run("send-keys", "-X", "-t", pane, "-N", "3", "scroll-up")
+	call(t, cs, "snapshot_pane", map[string]any{"paneId": pane}, &got)
+	if got.Mode != "copy-mode" || got.ScrollPosition != 3 {
+		t.Errorf("after scrolling up 3 lines: mode %q, scrollPosition %d", got.Mode, got.ScrollPosition)
+	}
 	if len(got.Lines) != 5 || got.DroppedLines == 0 || got.Note == "" || !strings.Contains(strings.Join(got.Lines, "\n"), "line39") {
 		t.Errorf("bounded snapshot = %d lines %q, dropped %d, note %q", len(got.Lines), got.Lines, got.DroppedLines, got.Note)
 	}

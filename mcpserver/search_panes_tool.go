@@ -173,7 +173,7 @@ scan:
 	}
 	switch {
 	case res.StoppedBy != "":
-		res.Note = "the " + res.StoppedBy + " limit stopped the search before every line was read; narrow it with sessionId, windowId or paneId"
+		res.Note = "the " + res.StoppedBy + " limit stopped the search before it read every pane in scope; narrow it with sessionId, windowId or paneId"
 	case res.DroppedMatches > 0:
 		res.Note = fmt.Sprintf("only the first %d matches are listed; use a narrower pattern or scope", maxMatches)
 	}

@@ -3,6 +3,9 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,6 +33,7 @@ type snapshotPaneResult struct {
 	CursorX        int    `json:"cursorX"`
 	CursorY        int    `json:"cursorY"`
 	HistorySize    int    `json:"historySize"`
+	ScrollPosition int    `json:"scrollPosition" jsonschema:"lines scrolled back in copy mode"`
 	Caller         bool   `json:"caller"`
 	Watched        bool   `json:"watched"`
 	trimmed
@@ -41,7 +45,7 @@ func init() {
 		name:    "snapshot_pane",
 		toolset: Inspect,
 		title:   "Snapshot pane",
-		description: "A pane's facts (command, path, title, mode, cursor, size) and visible screen, read at one moment. " +
+		description: "A pane's facts (command, path, title, mode, scroll position, cursor, size) and visible screen, read at one moment. " +
 			"For scrollback use capture_pane. " + `Example: {"paneId":"%3"}.`,
 		capability: Capability{
 			ProcessReach:        "none",
@@ -56,36 +60,28 @@ func (s *server) snapshotPane(ctx context.Context, _ *mcp.CallToolRequest, in sn
 	if err := checkID("pane", in.PaneID); err != nil {
 		return snapshotPaneResult{}, err
 	}
-	// list-panes -t %N lists the pane's window; the capture follows in the
-	// same queue step, so the facts and the screen describe one moment.
+	// list-panes -t %N lists the pane's window; the scroll position and the
+	// capture follow in the same queue step, so all describe one moment.
 	snap, outs, err := s.tmux.SnapshotWith(ctx, tmux.Want{Panes: true, Clients: true, Scope: tmux.PaneScope{PaneID: in.PaneID}},
+		[]string{"display-message", "-p", "-t", in.PaneID, "#{scroll_position}"},
 		[]string{"capture-pane", "-p", "-t", in.PaneID})
 	if err != nil {
 		return snapshotPaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
-	var row *paneRow
-	rows := s.paneRows(snap)
-	for i := range rows {
-		if rows[i].PaneID == in.PaneID {
-			row = &rows[i]
-		}
-	}
-	var p *tmux.Pane
-	for i := range snap.Panes {
-		if snap.Panes[i].ID == in.PaneID {
-			p = &snap.Panes[i]
-		}
-	}
-	if row == nil || p == nil {
+	rows := s.paneRows(snap) // in the order of snap.Panes
+	i := slices.IndexFunc(snap.Panes, func(p tmux.Pane) bool { return p.ID == in.PaneID })
+	if i < 0 {
 		return snapshotPaneResult{}, fmt.Errorf("no pane %s on this server; call list_panes for the panes that exist", in.PaneID)
 	}
+	p, row := snap.Panes[i], rows[i]
 	res := snapshotPaneResult{
 		PaneID: p.ID, WindowID: p.WindowID, Width: p.Width, Height: p.Height,
 		Active: p.Active, CurrentCommand: p.CurrentCommand, CurrentPath: p.CurrentPath, Title: p.Title,
 		PID: p.PID, Dead: p.Dead, CursorX: p.CursorX, CursorY: p.CursorY, HistorySize: p.HistorySize,
 		Caller: row.Caller, Watched: row.Watched,
-		trimmed: s.budget.keepNewest(splitCapture(outs[0])),
+		trimmed: s.budget.keepNewest(splitCapture(outs[1])),
 	}
+	res.ScrollPosition, _ = strconv.Atoi(strings.TrimSpace(outs[0]))
 	if p.InMode {
 		res.Mode = p.Mode
 		if res.Mode == "" {
