@@ -29,7 +29,12 @@ func init() {
 		title:   "Find pane by position",
 		description: "The pane covering a cell of a window (0-based column x, row y), with its box. " +
 			"A zoomed window shows only its active pane. " + `Example: {"windowId":"@1","x":100,"y":5}.`,
-		capability: metadataOnly,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"observe"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{"windowId": "validated id"},
+		},
 	}, handle: (*server).findPaneByPosition})
 }
 

@@ -64,10 +64,13 @@ func init() {
 		description: "Which panes show a text (screens and scrollback), with line numbers. Bounded: 200 panes, 20,000 lines, 256 KiB, 5 s; " +
 			"stoppedBy names the limit hit, so narrow by sessionId, windowId or paneId. " + `Example: {"pattern":"error","windowId":"@1"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{"pattern": "matched in Go, never sent to tmux"},
+			ProcessReach: "none",
+			Effects:      []string{"observe"},
+			Outputs:      []string{"terminal-content"},
+			InputLiteralization: map[string]string{
+				"pattern":   "matched in Go, never sent to tmux",
+				"sessionId": "validated id", "windowId": "validated id", "paneId": "validated id",
+			},
 		},
 	}, handle: (*server).searchPanes})
 }

@@ -33,7 +33,7 @@ type snapshotPaneResult struct {
 	CursorX        int    `json:"cursorX"`
 	CursorY        int    `json:"cursorY"`
 	HistorySize    int    `json:"historySize"`
-	ScrollPosition int    `json:"scrollPosition" jsonschema:"lines scrolled back in copy mode"`
+	ScrollPosition int    `json:"scrollPosition"`
 	Caller         bool   `json:"caller"`
 	Watched        bool   `json:"watched"`
 	trimmed
@@ -51,7 +51,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"terminal-content", "tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			InputLiteralization: map[string]string{"paneId": "validated id"},
 		},
 	}, handle: (*server).snapshotPane})
 }
