@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/testbin"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,71 +25,22 @@ const protocolVersion = "2025-11-25"
 // test instead of the whole run.
 const callTimeout = 60 * time.Second
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	bins      binaries
-	buildErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
 // binaries are the built programs under test.
 type binaries struct {
 	server string // libtmux-mcp
-	helper string // libtmux-mcp-helper; empty when the command does not exist
+	helper string // libtmux-mcp-helper
 }
 
-// raceEnabled reports whether this test binary was built with -race, read
-// from its own build settings.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
-
-// build compiles the binaries once per test run, with -race when the tests
-// run with it, so the race detector watches the server too.
+// build compiles the binaries once per test run (see internal/testbin).
 func build(t testing.TB) binaries {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "libtmux-mcp-bin-")
-		if buildErr != nil {
-			return
-		}
-		pkgs := []string{"./cmd/libtmux-mcp"}
-		bins.server = filepath.Join(buildDir, "libtmux-mcp")
-		if _, err := os.Stat(filepath.Join("..", "cmd", "libtmux-mcp-helper")); err == nil {
-			pkgs = append(pkgs, "./cmd/libtmux-mcp-helper")
-			bins.helper = filepath.Join(buildDir, "libtmux-mcp-helper")
-		}
-		args := []string{"build", "-o", buildDir + string(filepath.Separator)}
-		if raceEnabled() {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, pkgs...)...)
-		cmd.Dir = ".." // the module root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build the binaries under test: %v", buildErr)
-	}
-	return bins
+	p := testbin.Build(t)
+	return binaries{server: p.Server, helper: p.Helper}
 }
 
 // shortTempDir makes a private directory with a short path (tmux socket
@@ -115,7 +65,7 @@ func cleanEnv(t testing.TB, tmuxTmpdir string, extra ...string) []string {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMUX_TMPDIR=" + tmuxTmpdir}
-	if raceEnabled() {
+	if testbin.Race() {
 		// The race runtime sleeps 1 s at exit by default, which would hide
 		// the server's own exit time from the tests that measure it.
 		env = append(env, "GORACE=atexit_sleep_ms=0")
