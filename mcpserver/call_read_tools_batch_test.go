@@ -23,7 +23,7 @@ func ops(n int, tool string, args map[string]any) []map[string]any {
 
 func TestReadBatch(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("batch", "sh")
+	pane := shPane(t, ts, "batch")
 	ts.Type(pane, "echo hello", true)
 	ts.WaitFor(pane, func(s string) bool { return strings.Count(s, "hello") >= 2 })
 	cs, client := serve(t, ts, Deps{})
@@ -91,7 +91,7 @@ func TestReadBatch(t *testing.T) {
 // the union of what it can still call.
 func TestReadBatchRespectsTheSelection(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("sel", "sh")
+	pane := shPane(t, ts, "sel")
 	sel, err := Select(tmux.Provenance{}, []string{Inspect}, []string{"tmux_run"}, []string{"capture_pane", "show_environment"})
 	if err != nil {
 		t.Fatal(err)
@@ -128,10 +128,10 @@ func TestReadBatchRespectsTheSelection(t *testing.T) {
 // captures pass the 1,000,000-byte cap; the rows past it say so.
 func TestReadBatchByteCap(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("cap", "sh")
+	pane := shPane(t, ts, "cap")
 	ts.Run("resize-window", "-t", pane, "-x", "1000", "-y", "80")
 	ts.Type(pane, "clear; i=0; while [ $i -lt 200 ]; do printf '%0999d\\n' $i; i=$((i+1)); done; echo END", true)
-	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "END") })
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\nEND\n") })
 	cs := connect(t, ts, Deps{})
 	args := map[string]any{"paneId": pane, "start": -300}
 	var got batchResult

@@ -13,9 +13,19 @@ import (
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
+// shPane starts a session running sh and waits for its prompt, so that
+// typed text is not echoed ahead of the prompt (which would put the
+// prompt in front of the command's first output line).
+func shPane(t *testing.T, ts *tmuxtest.Server, name string) string {
+	t.Helper()
+	pane := ts.NewSession(name, "sh")
+	ts.WaitFor(pane, func(s string) bool { return strings.TrimSpace(s) != "" })
+	return pane
+}
+
 func TestSnapshotPane(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("snap", "sh")
+	pane := shPane(t, ts, "snap")
 	ts.Run("select-pane", "-t", pane, "-T", tmux.Literal("my #{title}")) // -T expands formats
 	ts.Type(pane, "printf 'one\\ntwo <&>\\n'", true)
 	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "two <&>\n") })
@@ -59,7 +69,7 @@ func TestSnapshotPane(t *testing.T) {
 
 func TestSnapshotPaneKeepsTheBudget(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("snap", "sh")
+	pane := shPane(t, ts, "snap")
 	ts.Type(pane, "i=0; while [ $i -lt 40 ]; do echo line$i; i=$((i+1)); done", true)
 	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "line39") })
 	cs := connect(t, ts, Deps{Limits: Limits{MaxResultLines: 5}})
@@ -85,9 +95,10 @@ func withSearchLimits(t *testing.T, l searchLimits) {
 
 func TestSearchPanes(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	a := ts.NewSession("s1", "sh")
+	a := shPane(t, ts, "s1")
 	b := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", a, "sh"))
-	c := ts.NewSession("s2", "sh")
+	ts.WaitFor(b, func(s string) bool { return strings.TrimSpace(s) != "" })
+	c := shPane(t, ts, "s2")
 	ts.Type(a, "echo 'Needle in A'", true)
 	ts.Type(b, "echo 'needle (b)'", true)
 	ts.Type(c, "echo 'haystack'", true)
@@ -158,8 +169,8 @@ func TestSearchPanes(t *testing.T) {
 // answer names it.
 func TestSearchPanesLimits(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	a := ts.NewSession("s1", "sh")
-	ts.NewSession("s2", "sh")
+	a := shPane(t, ts, "s1")
+	shPane(t, ts, "s2")
 	ts.Type(a, "echo target", true)
 	ts.WaitFor(a, func(s string) bool { return strings.Count(s, "target") >= 2 })
 	cs := connect(t, ts, Deps{})
@@ -188,9 +199,9 @@ func TestSearchPanesLimits(t *testing.T) {
 // published 20,000-line limit.
 func TestSearchPanesLineLimitForReal(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	a := ts.NewSession("big", "sh")
+	a := shPane(t, ts, "big")
 	ts.Type(a, "clear; seq 1 30000; echo DONE", true)
-	ts.WaitFor(a, func(s string) bool { return strings.Contains(s, "DONE") })
+	ts.WaitFor(a, func(s string) bool { return strings.Contains(s, "30000\nDONE\n") })
 	cs := connect(t, ts, Deps{})
 	var got searchPanesResult
 	call(t, cs, "search_panes", map[string]any{"pattern": `^2999[0-9]$`, "regex": true}, &got)
@@ -206,7 +217,7 @@ func TestSearchPanesLineLimitForReal(t *testing.T) {
 
 func TestFindPaneByPosition(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	left := ts.NewSession("pos", "sh")
+	left := shPane(t, ts, "pos")
 	right := strings.TrimSpace(ts.Run("split-window", "-h", "-d", "-P", "-F", "#{pane_id}", "-t", left, "sh"))
 	win := strings.TrimSpace(ts.Run("display", "-p", "-t", left, "#{window_id}"))
 	border := 0
@@ -246,7 +257,7 @@ func TestFindPaneByPosition(t *testing.T) {
 
 func TestShowOption(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("opt", "sh")
+	pane := shPane(t, ts, "opt")
 	file := filepath.Join(ts.Dir, "pwned")
 	ts.Run("set", "-g", "@cmd", "x #(touch "+file+") #{pid}")
 	ts.Run("set", "-g", "@empty", "")
@@ -306,7 +317,7 @@ func TestShowOption(t *testing.T) {
 
 func TestShowEnvironment(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	ts.NewSession("env", "sh")
+	shPane(t, ts, "env")
 	ts.Run("set-environment", "-t", "$0", "FOO", "bar baz=1")
 	ts.Run("set-environment", "-t", "$0", "-r", "GONE")
 	ts.Run("set-environment", "-g", "GLOBALVAR", "g")
@@ -358,7 +369,7 @@ func TestShowEnvironment(t *testing.T) {
 
 func TestShowHooks(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("hooks", "sh")
+	pane := shPane(t, ts, "hooks")
 	ts.Run("set-hook", "-g", "after-new-window", "display-message hi")
 	ts.Run("set-hook", "-p", "-t", pane, "pane-focus-in", "display-message focus")
 	cs := connect(t, ts, Deps{})
@@ -392,7 +403,7 @@ func TestShowHooks(t *testing.T) {
 
 func TestGetTmuxVariables(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("vars", "sh")
+	pane := shPane(t, ts, "vars")
 	file := filepath.Join(ts.Dir, "pwned")
 	// A title that is itself a format: reading it must not run it.
 	ts.Run("select-pane", "-t", pane, "-T", tmux.Literal("#(touch "+file+")")) // -T expands formats
@@ -436,7 +447,7 @@ func TestGetTmuxVariables(t *testing.T) {
 // invocation (search_panes takes two: the panes, then their text).
 func TestNewInspectToolsMakeOneTmuxCall(t *testing.T) {
 	ts := tmuxtest.Start(t)
-	pane := ts.NewSession("one", "sh")
+	pane := shPane(t, ts, "one")
 	win := strings.TrimSpace(ts.Run("display", "-p", "-t", pane, "#{window_id}"))
 	cs, client := serve(t, ts, Deps{})
 	for _, tc := range []struct {
