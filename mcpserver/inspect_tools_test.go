@@ -473,3 +473,25 @@ func TestNewInspectToolsMakeOneTmuxCall(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// TestSearchPanesPaneLimitForReal searches 201 panes: the first 200 are
+// read in one tmux call, and the answer says the pane limit stopped it.
+func TestSearchPanesPaneLimitForReal(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	first := ts.NewSession("many", "cat")
+	args := []string{}
+	for i := 0; i < 200; i++ {
+		args = append(args, "new-window", "-d", "-t", "=many:", "cat", ";")
+	}
+	ts.Run(args[:len(args)-1]...)
+	ts.Type(first, "findme", true) // cat echoes it: the tty's echo and cat's copy
+	ts.WaitFor(first, func(s string) bool { return strings.Count(s, "findme") == 2 })
+	cs := connect(t, ts, Deps{})
+	var got searchPanesResult
+	if msg := call(t, cs, "search_panes", map[string]any{"pattern": "findme"}, &got); msg != "" {
+		t.Fatal(msg)
+	}
+	if got.StoppedBy != "panes" || got.PanesSearched != 200 || len(got.Matches) != 2 || got.Matches[0].PaneID != first {
+		t.Errorf("search of 201 panes = stoppedBy %q, %d panes, matches %+v, note %q; %s", got.StoppedBy, got.PanesSearched, got.Matches, got.Note, ts.Run("list-sessions"))
+	}
+}

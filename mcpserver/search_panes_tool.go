@@ -138,7 +138,7 @@ func (s *server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in sea
 		}
 		return res, nil
 	}
-	_, outs, err := s.tmux.SnapshotWith(ctx, tmux.Want{}, cmds...)
+	outs, err := s.tmux.Outputs(ctx, cmds...)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotFound) {
 			return searchPanesResult{}, fmt.Errorf("a pane closed while the search read it (%v); call search_panes again", err)

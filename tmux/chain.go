@@ -115,3 +115,37 @@ func ValidVariableName(s string) bool {
 	}
 	return true
 }
+
+// maxCommandBytes is how much of the command line one tmux invocation
+// carries. tmux sends the whole argument vector to the server in one
+// message of at most 16 KiB and refuses a longer one ("command too long").
+const maxCommandBytes = 12 << 10
+
+// Outputs runs each of cmds and returns each one's stdout, in as few tmux
+// invocations as the command-line limit allows (one for a short list).
+// Commands in one invocation run in one queue step; separate invocations
+// do not, so use it where one moment is not required.
+func (c *Client) Outputs(ctx context.Context, cmds ...[]string) ([]string, error) {
+	var outs []string
+	for len(cmds) > 0 {
+		n, size := 0, 0
+		for n < len(cmds) {
+			s := 64 // the marker command and separators
+			for _, a := range cmds[n] {
+				s += len(a) + 1
+			}
+			if n > 0 && size+s > maxCommandBytes {
+				break
+			}
+			size += s
+			n++
+		}
+		_, part, err := c.SnapshotWith(ctx, Want{}, cmds[:n]...)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, part...)
+		cmds = cmds[n:]
+	}
+	return outs, nil
+}
