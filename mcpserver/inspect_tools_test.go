@@ -180,6 +180,8 @@ func TestSearchPanesLimits(t *testing.T) {
 	}{
 		{searchLimits{panes: 1, lines: 20_000, bytes: 1 << 20, elapsed: time.Minute}, "panes"},
 		{searchLimits{panes: 10, lines: 40, bytes: 1 << 20, elapsed: time.Minute}, "lines"},
+		// Reading ended inside the first pane: lines, though panes was hit too.
+		{searchLimits{panes: 1, lines: 5, bytes: 1 << 20, elapsed: time.Minute}, "lines"},
 		{searchLimits{panes: 10, lines: 20_000, bytes: 10, elapsed: time.Minute}, "bytes"},
 		{searchLimits{panes: 10, lines: 20_000, bytes: 1 << 20, elapsed: time.Nanosecond}, "time"},
 	} {

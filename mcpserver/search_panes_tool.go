@@ -109,7 +109,9 @@ func (s *server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in sea
 		panes, res.StoppedBy = panes[:lim.panes], "panes"
 	}
 	// Plan the captures from each pane's size so the whole search reads at
-	// most lim.lines lines: screens first, then scrollback, newest first.
+	// most lim.lines lines, each pane's newest first. stoppedBy names the
+	// limit that ended the reading earliest: lines before panes, and bytes
+	// or time (while matching) before both.
 	type plan struct {
 		id    string
 		start int // first line read (negative: into the scrollback)
@@ -119,13 +121,13 @@ func (s *server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in sea
 	left := lim.lines
 	for _, p := range panes {
 		if left <= 0 {
-			res.StoppedBy = firstLimit(res.StoppedBy, "lines")
+			res.StoppedBy = "lines"
 			break
 		}
 		n := p.Height + p.HistorySize
 		if n > left {
 			n = left
-			res.StoppedBy = firstLimit(res.StoppedBy, "lines")
+			res.StoppedBy = "lines"
 		}
 		left -= n
 		start := p.Height - n // 0 when only the screen is read
@@ -157,9 +159,14 @@ scan:
 				res.StoppedBy = "bytes"
 				break scan
 			}
-			if j%64 == 0 && time.Since(began) > lim.elapsed {
-				res.StoppedBy = "time"
-				break scan
+			if j%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return searchPanesResult{}, err
+				}
+				if time.Since(began) > lim.elapsed {
+					res.StoppedBy = "time"
+					break scan
+				}
 			}
 			matched += len(line) + 1
 			res.LinesSearched++
@@ -184,14 +191,6 @@ scan:
 		res.Note += fmt.Sprintf("; only the first %d matches are listed", maxMatches)
 	}
 	return res, nil
-}
-
-// firstLimit keeps the limit that stopped the search first.
-func firstLimit(have, next string) string {
-	if have != "" {
-		return have
-	}
-	return next
 }
 
 // compileSearch turns the pattern into a Go regexp (RE2: linear time, no
