@@ -85,6 +85,23 @@ var toolCalls = []toolCall{
 		wantText(func(f fixture) string { return f.paneID })},
 	{"capture_pane", func(f fixture) map[string]any { return map[string]any{"paneId": f.paneID} },
 		wantText(func(f fixture) string { return "<&> ready" })},
+	{"snapshot_pane", func(f fixture) map[string]any { return map[string]any{"paneId": f.paneID} },
+		wantText(func(f fixture) string { return "<&> ready" })},
+	{"search_panes", func(f fixture) map[string]any { return map[string]any{"pattern": "<&> ready", "windowId": f.windowID} },
+		wantText(func(f fixture) string { return `"paneId":"` + f.paneID + `"` })},
+	{"find_pane_by_position", func(f fixture) map[string]any { return map[string]any{"windowId": f.windowID, "x": 0, "y": 0} },
+		wantText(func(f fixture) string { return f.paneID })},
+	{"call_read_tools_batch", func(f fixture) map[string]any {
+		return map[string]any{"operations": []any{map[string]any{"tool": "get_pane_info", "arguments": map[string]any{"paneId": f.paneID}}}}
+	}, wantText(func(f fixture) string { return `"succeeded":1` })},
+	{"show_option", func(f fixture) map[string]any { return map[string]any{"scope": "server", "name": "exit-empty"} },
+		wantText(func(f fixture) string { return `"set":true` })},
+	{"show_environment", noArgs, wantText(func(f fixture) string { return `"variables":[` })},
+	{"show_hooks", func(f fixture) map[string]any { return map[string]any{"scope": "session"} },
+		wantText(func(f fixture) string { return `"hooks":[` })},
+	{"get_tmux_variables", func(f fixture) map[string]any {
+		return map[string]any{"names": []string{"session_id"}, "target": f.paneID}
+	}, wantText(func(f fixture) string { return f.sessionID })},
 	// Input: the pane runs cat, which echoes what it gets.
 	{"send_keys", func(f fixture) map[string]any {
 		return map[string]any{"paneId": f.paneID, "text": "typed <&>;", "enter": true}

@@ -48,6 +48,9 @@ type toolSpec struct {
 type tool interface {
 	spec() *toolSpec
 	serve(s *server, t *mcp.Tool)
+	// callRaw validates args and runs the handler as a direct call would,
+	// for call_read_tools_batch (req is the batch's own request).
+	callRaw(s *server, ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (any, error)
 }
 
 // typedTool is a tool with typed arguments and a typed answer: go-sdk

@@ -79,7 +79,8 @@ func (e *Error) Is(target error) bool {
 			strings.Contains(s, "error connecting to") ||
 			strings.Contains(s, "server exited unexpectedly")
 	case ErrNotFound:
-		return strings.Contains(s, "can't find")
+		return strings.Contains(s, "can't find") || strings.Contains(s, "no such session") ||
+			strings.Contains(s, "no such window") || strings.Contains(s, "no such pane")
 	}
 	return false
 }

@@ -166,3 +166,25 @@ func TestArg(t *testing.T) {
 		}
 	}
 }
+
+func TestValidVariableName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"pane_current_path":     true,
+		"window_zoomed_flag":    true,
+		"pid":                   true,
+		"x2":                    true,
+		"":                      false,
+		"#{pid}":                false, // a format, not a name
+		"#(touch f)":            false, // a shell command
+		"E:status-left":         false, // a modifier
+		"status-left":           false, // an option name: show_option reads those
+		"Pane_id":               false, // variables are lower case
+		"2x":                    false,
+		"pane_id}#{pid":         false, // would close and reopen the braces
+		strings.Repeat("a", 65): false,
+	} {
+		if got := ValidVariableName(name); got != want {
+			t.Errorf("ValidVariableName(%q) = %v; want %v", name, got, want)
+		}
+	}
+}

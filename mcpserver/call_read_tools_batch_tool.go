@@ -1,0 +1,260 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	batchName   = "call_read_tools_batch"
+	maxBatchOps = 16
+	// batchEnvelope is reserved for the answer's own fields around its rows.
+	batchEnvelope = 1024
+)
+
+// batchCapNow is the byte cap of a whole batch answer: structuredContent
+// plus its text copy. Tests replace it to reach the cap cheaply.
+var batchCapNow = func() int { return 1_000_000 }
+
+type batchOp struct {
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+type batchParams struct {
+	Operations []batchOp `json:"operations" jsonschema:"1 to 16 inspect tool calls"`
+	OnError    string    `json:"onError,omitempty" jsonschema:"stop (default) or continue"`
+}
+
+type batchRow struct {
+	Index  int            `json:"index"`
+	Tool   string         `json:"tool"`
+	OK     bool           `json:"ok"`
+	Result map[string]any `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
+}
+
+type batchResult struct {
+	Results   []batchRow `json:"results"`
+	Succeeded int        `json:"succeeded"`
+	Failed    int        `json:"failed"`
+	StoppedAt *int       `json:"stoppedAt,omitempty" jsonschema:"the row after which nothing ran"`
+	Note      string     `json:"note,omitempty"`
+}
+
+// batchTool is the batch's typed tool; its capability row is the union of
+// the rows of the inspect tools the selection lets it call.
+type batchTool struct {
+	*typedTool[batchParams, batchResult]
+}
+
+func init() {
+	register(&batchTool{&typedTool[batchParams, batchResult]{toolSpec: toolSpec{
+		name:    batchName,
+		toolset: Inspect,
+		title:   "Batch of reads",
+		description: "Runs up to 16 inspect tool calls in one request: a row per call, ok with its result or the error; after a failure, onError stop skips the rest. " +
+			"Answer capped at 1,000,000 bytes. " + `Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}],"onError":"continue"}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"observe"},
+			Outputs:             []string{"configured-command", "process-environment", "terminal-content", "tmux-metadata"},
+			InputLiteralization: map[string]string{"operations": "each operation's arguments as its own tool takes them"},
+		},
+	}, handle: (*server).readBatch}})
+}
+
+// serve publishes the union of the callable tools' capability rows.
+func (b *batchTool) serve(s *server, mt *mcp.Tool) {
+	mt.Meta = mcp.Meta{CapabilityMetaKey: batchCapability(s.sel)}
+	b.typedTool.serve(s, mt)
+}
+
+func (b *batchTool) callRaw(*server, context.Context, *mcp.CallToolRequest, json.RawMessage) (any, error) {
+	return nil, errors.New(batchName + " cannot run inside a batch; list its operations in one batch")
+}
+
+// batchable reports why tool name cannot run in a batch of s, or nil.
+func (s *server) batchable(name string) error {
+	t := catalog[name]
+	switch {
+	case name == batchName:
+		return errors.New(batchName + " cannot run inside a batch; list its operations in one batch")
+	case t == nil || !s.sel.Has(name):
+		return fmt.Errorf("no tool %q on this server; a batch runs the inspect tools that tools/list shows", name)
+	case t.spec().toolset != Inspect:
+		return fmt.Errorf("%s is not a read-only tool (toolset %s); call it directly, not in a batch", name, t.spec().toolset)
+	}
+	return nil
+}
+
+func batchCapability(sel Selection) Capability {
+	c := Capability{ProcessReach: "none", Effects: []string{"observe"}, InputLiteralization: map[string]string{
+		"operations": "each operation's arguments as its own tool takes them",
+	}}
+	for _, name := range sel.Tools {
+		t := catalog[name]
+		if name == batchName || t == nil || t.spec().toolset != Inspect {
+			continue
+		}
+		for _, o := range t.spec().capability.Outputs {
+			if !slices.Contains(c.Outputs, o) {
+				c.Outputs = append(c.Outputs, o)
+			}
+		}
+	}
+	sort.Strings(c.Outputs)
+	return c
+}
+
+func (s *server) readBatch(ctx context.Context, req *mcp.CallToolRequest, in batchParams) (batchResult, error) {
+	switch {
+	case len(in.Operations) == 0:
+		return batchResult{}, errors.New("operations is empty; give 1 to 16 {tool, arguments}")
+	case len(in.Operations) > maxBatchOps:
+		return batchResult{}, fmt.Errorf("%d operations; a batch takes at most %d, so nothing ran: split it", len(in.Operations), maxBatchOps)
+	}
+	stop := true
+	switch in.OnError {
+	case "", "stop":
+	case "continue":
+		stop = false
+	default:
+		return batchResult{}, fmt.Errorf("onError %q is not stop or continue", in.OnError)
+	}
+	// Every operation is checked before the first runs.
+	for i, op := range in.Operations {
+		if err := s.batchable(op.Tool); err != nil {
+			return batchResult{}, fmt.Errorf("operation %d: %w; nothing ran", i, err)
+		}
+	}
+	capBytes := batchCapNow()
+	used := batchEnvelope
+	res := batchResult{Results: make([]batchRow, 0, len(in.Operations))}
+	skipWhy := ""
+	for i, op := range in.Operations {
+		row := batchRow{Index: i, Tool: op.Tool}
+		if skipWhy == "" && ctx.Err() != nil {
+			skipWhy = "not run: the batch was cancelled"
+		}
+		if skipWhy != "" {
+			row.Error = skipWhy
+			res.Failed++
+			res.Results = append(res.Results, row)
+			continue
+		}
+		out, err := s.callInBatch(ctx, req, op)
+		if err == nil {
+			row.OK, row.Result = true, out
+		} else {
+			row.Error = err.Error()
+		}
+		n := answerBytes(row)
+		if used+n > capBytes {
+			row = batchRow{Index: i, Tool: op.Tool, Error: fmt.Sprintf("the batch's %d-byte answer cap stopped this row (its answer is %d bytes); read it in a batch of its own or a direct call", capBytes, n)}
+			n = answerBytes(row)
+			skipWhy = fmt.Sprintf("not run: the %d-byte answer cap was reached at row %d", capBytes, i)
+			res.StoppedAt = &row.Index
+		}
+		used += n
+		if row.OK {
+			res.Succeeded++
+		} else {
+			res.Failed++
+			if stop && skipWhy == "" {
+				skipWhy = fmt.Sprintf("not run: row %d failed and onError is stop", i)
+				res.StoppedAt = &row.Index
+			}
+		}
+		res.Results = append(res.Results, row)
+	}
+	if res.StoppedAt != nil {
+		res.Note = "rows after stoppedAt did not run"
+	}
+	return res, nil
+}
+
+// callInBatch runs one operation through its tool's own handler.
+func (s *server) callInBatch(ctx context.Context, req *mcp.CallToolRequest, op batchOp) (map[string]any, error) {
+	args, err := json.Marshal(op.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	if op.Arguments == nil {
+		args = []byte("{}")
+	}
+	out, err := catalog[op.Tool].callRaw(s, ctx, req, args)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode the %s answer: %w", op.Tool, err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("the %s answer is not an object: %w", op.Tool, err)
+	}
+	return m, nil
+}
+
+// answerBytes is what row adds to the answer: once in structuredContent
+// (json.Marshal escapes <, > and &) and once in the text copy (which does
+// not), plus a separator each.
+func answerBytes(row batchRow) int {
+	structured, _ := json.Marshal(row)
+	text, _ := encodeJSON(row)
+	return len(structured) + len(text) + 2
+}
+
+// inputSchemas caches each typed tool's resolved input schema by name.
+var inputSchemas sync.Map
+
+// callRaw validates args against the tool's input schema (as go-sdk does
+// for a direct call) and runs its handler. req is the batch's request: a
+// handler must take its arguments from in, never from req.
+func (t *typedTool[In, Out]) callRaw(s *server, ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (out any, err error) {
+	rs, ok := inputSchemas.Load(t.name)
+	if !ok {
+		schema, err := jsonschema.For[In](nil)
+		if err != nil {
+			return nil, err
+		}
+		r, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		if err != nil {
+			return nil, err
+		}
+		rs, _ = inputSchemas.LoadOrStore(t.name, r)
+	}
+	resolved := rs.(*jsonschema.Resolved)
+	v := map[string]any{}
+	if err := json.Unmarshal(args, &v); err != nil {
+		return nil, fmt.Errorf("arguments of %s: %w", t.name, err)
+	}
+	var generic any = v
+	if err := resolved.ApplyDefaults(&generic); err != nil {
+		return nil, fmt.Errorf("arguments of %s: %w", t.name, err)
+	}
+	if err := resolved.Validate(&generic); err != nil {
+		return nil, fmt.Errorf("validating the arguments of %s: %v", t.name, err)
+	}
+	raw, _ := json.Marshal(generic)
+	var in In
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, fmt.Errorf("arguments of %s: %w", t.name, err)
+	}
+	defer s.recoverTool(t.name, &err)
+	return t.handle(s, ctx, req, in)
+}
+
+func (t *rawTool) callRaw(*server, context.Context, *mcp.CallToolRequest, json.RawMessage) (any, error) {
+	return nil, fmt.Errorf("%s cannot run inside a batch", t.name)
+}
