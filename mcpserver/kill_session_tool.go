@@ -1,0 +1,51 @@
+package mcpserver
+
+import (
+	"context"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type killSessionParams struct {
+	sessionRef
+	Force string `json:"force,omitempty" jsonschema:"the caller's pane id, to confirm"`
+}
+
+func init() {
+	register(&typedTool[killSessionParams, removedResult]{toolSpec: toolSpec{
+		name:        "kill_session",
+		toolset:     Teardown,
+		title:       "Kill session",
+		description: `Kills a session; answers the ids removed. Refuses the caller's unless forced. Example: {"sessionName":"build"}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"delete"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{"sessionName": litTarget},
+		},
+	}, handle: (*server).killSession})
+}
+
+func (s *server) killSession(ctx context.Context, _ *mcp.CallToolRequest, in killSessionParams) (removedResult, error) {
+	id, err := s.resolveSession(ctx, in.sessionRef)
+	if err != nil {
+		return removedResult{}, err
+	}
+	c, err := s.protect(ctx, "session", id, in.Force, forTeardown)
+	if err != nil {
+		return removedResult{}, err
+	}
+	if _, err := s.tmux.Run(ctx, "kill-session", "-t", id); err != nil {
+		return removedResult{}, s.explain(ctx, err, "session", id)
+	}
+	res := newRemoved()
+	for _, p := range c.panes {
+		res.PaneIDs = append(res.PaneIDs, p.ID)
+		if !slices.Contains(res.WindowIDs, p.WindowID) {
+			res.WindowIDs = append(res.WindowIDs, p.WindowID)
+		}
+	}
+	res.SessionIDs = append(res.SessionIDs, id)
+	return res, nil
+}
