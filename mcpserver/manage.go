@@ -51,11 +51,14 @@ func (s *server) resolveSession(ctx context.Context, r sessionRef) (string, erro
 	if err != nil || r.SessionID != "" {
 		return t, err
 	}
-	out, err := s.tmux.Run(ctx, "display-message", "-p", "-t", t+":", "#{session_id}")
+	// display-message answers nothing, successfully, for a missing
+	// target; list-windows fails with tmux's "can't find session".
+	out, err := s.tmux.Run(ctx, "list-windows", "-t", t, "-F", "#{session_id}")
 	if err != nil {
 		return "", s.explainSession(ctx, err, r)
 	}
-	return strings.TrimSpace(out), nil
+	id, _, _ := strings.Cut(out, "\n")
+	return id, nil
 }
 
 // explainSession is explain for a session given by id or name.
