@@ -91,7 +91,7 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	}
 	args := []string{"new-session", "-d", "-P", "-F", "#{session_id}\x1f#{window_id}\x1f#{pane_id}\x1f#{window_width}\x1f#{window_height}\x1f#{session_name}"}
 	if in.SessionName != "" {
-		args = append(args, "-s", tmux.Literal(in.SessionName))
+		args = append(args, "-s", formatArg(in.SessionName))
 	}
 	if in.Width > 0 {
 		args = append(args, "-x", strconv.Itoa(in.Width))
@@ -100,7 +100,7 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 		args = append(args, "-y", strconv.Itoa(in.Height))
 	}
 	if in.StartDirectory != "" {
-		args = append(args, "-c", tmux.Literal(in.StartDirectory))
+		args = append(args, "-c", formatArg(in.StartDirectory))
 	}
 	out, err := s.tmux.Run(ctx, args...)
 	if err != nil {
@@ -117,8 +117,8 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	res := createSessionResult{SessionID: v[0], WindowID: v[1], PaneID: v[2], SessionName: v[5]}
 	res.Width, _ = strconv.Atoi(v[3])
 	res.Height, _ = strconv.Atoi(v[4])
-	if in.SessionName != "" && res.SessionName != in.SessionName {
-		res.Note = fmt.Sprintf("tmux stored the name as %q (it turns ':' and '.' into '_'); use that name or the id", res.SessionName)
+	if in.SessionName != "" {
+		res.Note = storedNote(in.SessionName, res.SessionName)
 	}
 	return res, nil
 }

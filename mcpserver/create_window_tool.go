@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,6 +19,7 @@ type createWindowResult struct {
 	SessionID string `json:"sessionId"`
 	Index     int    `json:"index"`
 	Name      string `json:"name" jsonschema:"as tmux stored it"`
+	Note      string `json:"note,omitempty"`
 }
 
 func init() {
@@ -57,10 +57,10 @@ func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in cr
 	// -d: the session's current window stays what a person sees.
 	args := []string{"new-window", "-d", "-P", "-F", "#{window_id}\x1f#{pane_id}\x1f#{session_id}\x1f#{window_index}\x1f#{window_name}", "-t", t + ":"}
 	if in.Name != "" {
-		args = append(args, "-n", tmux.Literal(in.Name))
+		args = append(args, "-n", formatArg(in.Name))
 	}
 	if in.StartDirectory != "" {
-		args = append(args, "-c", tmux.Literal(in.StartDirectory))
+		args = append(args, "-c", formatArg(in.StartDirectory))
 	}
 	out, err := s.tmux.Run(ctx, args...)
 	if err != nil {
@@ -71,6 +71,9 @@ func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in cr
 		return createWindowResult{}, err
 	}
 	res := createWindowResult{WindowID: v[0], PaneID: v[1], SessionID: v[2], Name: v[4]}
+	if in.Name != "" {
+		res.Note = storedNote(in.Name, res.Name)
+	}
 	res.Index, _ = strconv.Atoi(v[3])
 	return res, nil
 }

@@ -53,7 +53,7 @@ func (s *server) resolveSession(ctx context.Context, r sessionRef) (string, erro
 	}
 	// display-message answers nothing, successfully, for a missing
 	// target; list-windows fails with tmux's "can't find session".
-	out, err := s.tmux.Run(ctx, "list-windows", "-t", t, "-F", "#{session_id}")
+	out, err := s.tmux.Run(ctx, "list-windows", "-t", tmux.Arg(t), "-F", "#{session_id}")
 	if err != nil {
 		return "", s.explainSession(ctx, err, r)
 	}
@@ -95,6 +95,10 @@ func checkName(arg, v string) error {
 	}
 	return checkText(arg, v)
 }
+
+// formatArg is caller text for an argument that tmux 3.3a expands as a
+// format: # doubled, and a trailing ';' kept as text.
+func formatArg(s string) string { return tmux.Arg(tmux.Literal(s)) }
 
 // readBackSep separates the fields a read-back format prints. Names and
 // titles are refused with control characters before they reach tmux, and
@@ -239,6 +243,16 @@ func (s *server) sessionsGone(ctx context.Context, res removedResult, sessionID 
 // split-window), so each such argument is doubled; manage_test.go proves
 // it per argument.
 const (
-	litFormat = "format-literal (# doubled)"
-	litTarget = "exact target (=name)"
+	litFormat = "format-literal (# doubled, final ; escaped)"
+	litTarget = "exact target =name (final ; escaped)"
 )
+
+// storedNote tells the caller when tmux stored a name other than the one
+// given: it turns ':' and '.' in session names into '_' and stores a
+// backslash in a name as two.
+func storedNote(given, stored string) string {
+	if given == stored {
+		return ""
+	}
+	return fmt.Sprintf("tmux stored the name as %q, not %q; targets by name need the stored one", stored, given)
+}

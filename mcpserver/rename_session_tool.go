@@ -47,7 +47,7 @@ func (s *server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 	if err != nil {
 		return renameSessionResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"rename-session", "-t", id, tmux.Literal(in.Name)}, id, "#{session_name}")
+	v, err := s.runThenRead(ctx, []string{"rename-session", "-t", id, "--", formatArg(in.Name)}, id, "#{session_name}")
 	if err != nil {
 		var te *tmux.Error
 		if errors.As(err, &te) && strings.Contains(te.Stderr, "duplicate session") {
@@ -55,9 +55,5 @@ func (s *server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 		}
 		return renameSessionResult{}, s.explain(ctx, err, "session", id)
 	}
-	res := renameSessionResult{SessionID: id, Name: v[0]}
-	if res.Name != in.Name {
-		res.Note = fmt.Sprintf("tmux stored the name as %q; use that name or the id", res.Name)
-	}
-	return res, nil
+	return renameSessionResult{SessionID: id, Name: v[0], Note: storedNote(in.Name, v[0])}, nil
 }

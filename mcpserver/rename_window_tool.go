@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 
-	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,6 +14,7 @@ type renameWindowParams struct {
 type renameWindowResult struct {
 	WindowID string `json:"windowId"`
 	Name     string `json:"name" jsonschema:"as tmux stored it"`
+	Note     string `json:"note,omitempty"`
 }
 
 func init() {
@@ -39,10 +39,10 @@ func (s *server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if err := checkName("name", in.Name); err != nil {
 		return renameWindowResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"rename-window", "-t", in.WindowID, tmux.Literal(in.Name)}, in.WindowID, "#{window_name}")
+	v, err := s.runThenRead(ctx, []string{"rename-window", "-t", in.WindowID, "--", formatArg(in.Name)}, in.WindowID, "#{window_name}")
 	if err != nil {
 		return renameWindowResult{}, s.explain(ctx, err, "window", in.WindowID)
 	}
-	res := renameWindowResult{WindowID: in.WindowID, Name: v[0]}
+	res := renameWindowResult{WindowID: in.WindowID, Name: v[0], Note: storedNote(in.Name, v[0])}
 	return res, nil
 }

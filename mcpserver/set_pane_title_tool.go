@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 
-	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,7 +38,7 @@ func (s *server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in se
 	if err := checkText("title", in.Title); err != nil {
 		return setPaneTitleResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"select-pane", "-t", in.PaneID, "-T", tmux.Literal(in.Title)}, in.PaneID, "#{pane_title}")
+	v, err := s.runThenRead(ctx, []string{"select-pane", "-t", in.PaneID, "-T", formatArg(in.Title)}, in.PaneID, "#{pane_title}")
 	if err != nil {
 		return setPaneTitleResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}

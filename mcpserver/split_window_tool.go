@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -61,7 +60,7 @@ func (s *server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in spl
 		return splitWindowResult{}, err
 	}
 	if in.StartDirectory != "" {
-		args = append(args, "-c", tmux.Literal(in.StartDirectory))
+		args = append(args, "-c", formatArg(in.StartDirectory))
 	}
 	out, err := s.tmux.Run(ctx, args...)
 	if err != nil {
