@@ -14,7 +14,7 @@ type clearPaneScrollbackParams struct {
 
 type clearPaneScrollbackResult struct {
 	PaneID       string `json:"paneId"`
-	ClearedLines int    `json:"clearedLines" jsonschema:"scrollback lines removed"`
+	ClearedLines int    `json:"clearedLines"`
 }
 
 func init() {

@@ -16,12 +16,12 @@ type createSessionParams struct {
 	SessionName    string `json:"sessionName,omitempty" jsonschema:"optional"`
 	Width          int    `json:"width,omitempty" jsonschema:"columns"`
 	Height         int    `json:"height,omitempty" jsonschema:"rows"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute working directory"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
 }
 
 type createSessionResult struct {
 	SessionID   string `json:"sessionId"`
-	SessionName string `json:"sessionName" jsonschema:"as tmux stored it"`
+	SessionName string `json:"sessionName"`
 	WindowID    string `json:"windowId"`
 	PaneID      string `json:"paneId"`
 	Width       int    `json:"width"`

@@ -10,7 +10,7 @@ import (
 type createWindowParams struct {
 	sessionRef
 	Name           string `json:"name,omitempty" jsonschema:"optional"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute working directory"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
 }
 
 type createWindowResult struct {
@@ -18,7 +18,7 @@ type createWindowResult struct {
 	PaneID    string `json:"paneId"`
 	SessionID string `json:"sessionId"`
 	Index     int    `json:"index"`
-	Name      string `json:"name" jsonschema:"as tmux stored it"`
+	Name      string `json:"name"`
 	Note      string `json:"note,omitempty"`
 }
 

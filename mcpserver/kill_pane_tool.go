@@ -29,11 +29,10 @@ func (s *server) killPane(ctx context.Context, _ *mcp.CallToolRequest, in killPa
 	if _, err := s.tmux.Run(ctx, "kill-pane", "-t", in.PaneID); err != nil {
 		return removedResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
-	res := newRemoved()
-	res.PaneIDs = append(res.PaneIDs, in.PaneID)
+	res := removedResult{Removed: []string{in.PaneID}}
 	// protect read the panes of the target's window.
 	if len(c.snap.Panes) == 1 {
-		res.WindowIDs = append(res.WindowIDs, c.pane.WindowID)
+		res.Removed = append(res.Removed, c.pane.WindowID)
 	}
 	return s.sessionsGone(ctx, res, c.pane.SessionID), nil
 }

@@ -39,13 +39,14 @@ func (s *server) killSession(ctx context.Context, _ *mcp.CallToolRequest, in kil
 	if _, err := s.tmux.Run(ctx, "kill-session", "-t", id); err != nil {
 		return removedResult{}, s.explain(ctx, err, "session", id)
 	}
-	res := newRemoved()
+	var res removedResult
+	var windows []string
 	for _, p := range c.panes {
-		res.PaneIDs = append(res.PaneIDs, p.ID)
-		if !slices.Contains(res.WindowIDs, p.WindowID) {
-			res.WindowIDs = append(res.WindowIDs, p.WindowID)
+		res.Removed = append(res.Removed, p.ID)
+		if !slices.Contains(windows, p.WindowID) {
+			windows = append(windows, p.WindowID)
 		}
 	}
-	res.SessionIDs = append(res.SessionIDs, id)
+	res.Removed = append(append(res.Removed, windows...), id)
 	return res, nil
 }

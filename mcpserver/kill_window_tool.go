@@ -29,10 +29,10 @@ func (s *server) killWindow(ctx context.Context, _ *mcp.CallToolRequest, in kill
 	if _, err := s.tmux.Run(ctx, "kill-window", "-t", in.WindowID); err != nil {
 		return removedResult{}, s.explain(ctx, err, "window", in.WindowID)
 	}
-	res := newRemoved()
+	var res removedResult
 	for _, p := range c.panes {
-		res.PaneIDs = append(res.PaneIDs, p.ID)
+		res.Removed = append(res.Removed, p.ID)
 	}
-	res.WindowIDs = append(res.WindowIDs, in.WindowID)
+	res.Removed = append(res.Removed, in.WindowID)
 	return s.sessionsGone(ctx, res, c.pane.SessionID), nil
 }

@@ -17,8 +17,8 @@ import (
 // sessionRef names a session by id or by exact name; tools embed it where a
 // session is the target.
 type sessionRef struct {
-	SessionID   string `json:"sessionId,omitempty" jsonschema:"the session id ($1)"`
-	SessionName string `json:"sessionName,omitempty" jsonschema:"or its exact name"`
+	SessionID   string `json:"sessionId,omitempty" jsonschema:"session id ($1)"`
+	SessionName string `json:"sessionName,omitempty" jsonschema:"or exact name"`
 }
 
 // target is the tmux target of r: its id, or =name (exact match, never a
@@ -33,6 +33,11 @@ func (r sessionRef) target() (string, error) {
 	}
 	if err := checkText("sessionName", r.SessionName); err != nil {
 		return "", err
+	}
+	// In a target, ':' and '.' would name a window or pane of another
+	// session; no session can be named with them anyway.
+	if strings.ContainsAny(r.SessionName, ":.") {
+		return "", fmt.Errorf("no session is named %q: tmux stores ':' and '.' in session names as '_'; call list_sessions for the names as stored", r.SessionName)
 	}
 	return "=" + r.SessionName, nil
 }
@@ -204,16 +209,10 @@ var teardownCapability = Capability{
 	InputLiteralization: map[string]string{},
 }
 
-// removedResult is what a kill removed.
+// removedResult is what a kill removed: pane, window and session ids
+// (their sigils tell them apart), panes first.
 type removedResult struct {
-	PaneIDs    []string `json:"paneIds"`
-	WindowIDs  []string `json:"windowIds"`
-	SessionIDs []string `json:"sessionIds"`
-	Note       string   `json:"note,omitempty"`
-}
-
-func newRemoved() removedResult {
-	return removedResult{PaneIDs: []string{}, WindowIDs: []string{}, SessionIDs: []string{}}
+	Removed []string `json:"removed" jsonschema:"ids: %pane, @window, $session"`
 }
 
 // sessionsGone adds sessionID to res when the kill took its last window
@@ -222,8 +221,8 @@ func (s *server) sessionsGone(ctx context.Context, res removedResult, sessionID 
 	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true})
 	if err != nil {
 		if errors.Is(err, tmux.ErrNoServer) {
-			res.SessionIDs = append(res.SessionIDs, sessionID)
-			res.Note = "that was the last session, and the tmux server exited"
+			// That was the last session, and the server exited.
+			res.Removed = append(res.Removed, sessionID)
 		}
 		return res
 	}
@@ -232,7 +231,7 @@ func (s *server) sessionsGone(ctx context.Context, res removedResult, sessionID 
 			return res
 		}
 	}
-	res.SessionIDs = append(res.SessionIDs, sessionID)
+	res.Removed = append(res.Removed, sessionID)
 	return res
 }
 

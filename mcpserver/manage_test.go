@@ -106,6 +106,9 @@ func TestCreateSessionWindowAndSplit(t *testing.T) {
 	mustRefuse(t, cs, "create_window", map[string]any{"sessionId": "$999"}, "call list_sessions")
 	mustRefuse(t, cs, "create_window", map[string]any{"sessionId": "work"}, "not a tmux session id")
 	mustRefuse(t, cs, "create_window", map[string]any{}, "exactly one of sessionId")
+	// "=work:1" would be window 1 of session work, not a session name.
+	mustRefuse(t, cs, "create_window", map[string]any{"sessionName": "work:1"}, "stores ':' and '.'")
+	mustRefuse(t, cs, "kill_session", map[string]any{"sessionName": "work.0"}, "stores ':' and '.'")
 
 	var split splitWindowResult
 	mustCall(t, cs, "split_window", map[string]any{"paneId": sess.PaneID, "direction": "horizontal", "size": 30}, &split)

@@ -10,8 +10,8 @@ import (
 
 type moveWindowParams struct {
 	WindowID  string `json:"windowId" jsonschema:"the window (@2)"`
-	SessionID string `json:"sessionId" jsonschema:"the session it moves to ($1)"`
-	Index     *int   `json:"index,omitempty" jsonschema:"its index there; the first free one when omitted"`
+	SessionID string `json:"sessionId" jsonschema:"destination ($1)"`
+	Index     *int   `json:"index,omitempty" jsonschema:"default: first free"`
 }
 
 type moveWindowResult struct {

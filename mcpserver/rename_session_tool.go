@@ -17,7 +17,7 @@ type renameSessionParams struct {
 
 type renameSessionResult struct {
 	SessionID string `json:"sessionId"`
-	Name      string `json:"name" jsonschema:"as tmux stored it"`
+	Name      string `json:"name"`
 	Note      string `json:"note,omitempty"`
 }
 

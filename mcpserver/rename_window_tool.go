@@ -13,7 +13,7 @@ type renameWindowParams struct {
 
 type renameWindowResult struct {
 	WindowID string `json:"windowId"`
-	Name     string `json:"name" jsonschema:"as tmux stored it"`
+	Name     string `json:"name"`
 	Note     string `json:"note,omitempty"`
 }
 

@@ -12,7 +12,7 @@ type resizePaneParams struct {
 	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
 	Width  int    `json:"width,omitempty" jsonschema:"columns"`
 	Height int    `json:"height,omitempty" jsonschema:"rows"`
-	Zoom   bool   `json:"zoom,omitempty" jsonschema:"toggle zoom instead (the pane fills its window)"`
+	Zoom   bool   `json:"zoom,omitempty" jsonschema:"toggle zoom instead"`
 }
 
 type resizePaneResult struct {
@@ -27,7 +27,7 @@ func init() {
 		name:        "resize_pane",
 		toolset:     Manage,
 		title:       "Resize pane",
-		description: `Resizes a pane within its window, or toggles zoom. Example: {"paneId":"%3","width":100} or {"paneId":"%3","zoom":true}.`,
+		description: `Resizes a pane within its window, or toggles zoom. Example: {"paneId":"%3","width":100}.`,
 		capability: Capability{
 			ProcessReach:        "none",
 			Effects:             []string{"change"},

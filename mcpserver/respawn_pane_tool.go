@@ -14,7 +14,7 @@ type respawnPaneParams struct {
 
 type respawnPaneResult struct {
 	PaneID      string `json:"paneId"`
-	PID         int    `json:"pid" jsonschema:"the new program's pid"`
+	PID         int    `json:"pid"`
 	PreviousPID int    `json:"previousPid"`
 }
 

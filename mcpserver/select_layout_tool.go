@@ -11,7 +11,7 @@ import (
 
 type selectLayoutParams struct {
 	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
-	Layout   string `json:"layout" jsonschema:"even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (or a prefix), or a saved layout"`
+	Layout   string `json:"layout" jsonschema:"even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (or a prefix), or a layout from list_windows"`
 }
 
 type selectLayoutResult struct {
@@ -24,7 +24,7 @@ func init() {
 		name:        "select_layout",
 		toolset:     Manage,
 		title:       "Select layout",
-		description: `Arranges a window's panes by layout name, or a layout string from list_windows. Example: {"windowId":"@2","layout":"tiled"}.`,
+		description: `Arranges a window's panes. Example: {"windowId":"@2","layout":"tiled"}.`,
 		capability: Capability{
 			ProcessReach:        "none",
 			Effects:             []string{"change"},

@@ -14,7 +14,7 @@ type setHistoryLimitParams struct {
 }
 
 type setHistoryLimitResult struct {
-	Scope string `json:"scope" jsonschema:"a session id, or global"`
+	Scope string `json:"scope"`
 	Lines int    `json:"lines"`
 }
 

@@ -12,7 +12,7 @@ type setMouseEnabledParams struct {
 }
 
 type setMouseEnabledResult struct {
-	Scope   string `json:"scope" jsonschema:"a session id, or global"`
+	Scope   string `json:"scope"`
 	Enabled bool   `json:"enabled"`
 }
 

@@ -13,7 +13,7 @@ type setPaneTitleParams struct {
 
 type setPaneTitleResult struct {
 	PaneID string `json:"paneId"`
-	Title  string `json:"title" jsonschema:"as tmux stored it"`
+	Title  string `json:"title"`
 }
 
 func init() {

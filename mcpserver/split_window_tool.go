@@ -12,7 +12,7 @@ type splitWindowParams struct {
 	PaneID         string `json:"paneId" jsonschema:"the pane (%3)"`
 	Direction      string `json:"direction,omitempty" jsonschema:"horizontal (side by side) or vertical (default)"`
 	Size           int    `json:"size,omitempty" jsonschema:"percent, 1-99"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute working directory"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
 }
 
 type splitWindowResult struct {

@@ -15,9 +15,9 @@ type swapPaneParams struct {
 
 type swapPaneResult struct {
 	PaneID         string `json:"paneId"`
-	WindowID       string `json:"windowId" jsonschema:"paneId's window now"`
+	WindowID       string `json:"windowId"`
 	TargetPaneID   string `json:"targetPaneId"`
-	TargetWindowID string `json:"targetWindowId" jsonschema:"targetPaneId's window now"`
+	TargetWindowID string `json:"targetWindowId"`
 }
 
 func init() {

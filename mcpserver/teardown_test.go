@@ -24,11 +24,7 @@ func exists(ts *tmuxtest.Server, kind, id string) bool {
 }
 
 func removed(panes, windows, sessions []string) removedResult {
-	r := newRemoved()
-	r.PaneIDs = append(r.PaneIDs, panes...)
-	r.WindowIDs = append(r.WindowIDs, windows...)
-	r.SessionIDs = append(r.SessionIDs, sessions...)
-	return r
+	return removedResult{Removed: slices.Concat(panes, windows, sessions)}
 }
 
 // TestTeardownCallerAndContainers kills panes, windows and sessions, and
@@ -114,7 +110,7 @@ func TestTeardownForcedCallerPaneAndSession(t *testing.T) {
 	}
 	// The caller's pane is gone; its session holds no caller any more.
 	mustCall(t, cs, "kill_session", map[string]any{"sessionId": sess}, &got)
-	if !slices.Contains(got.PaneIDs, other) || !exists(ts, "pane", keep) {
+	if !slices.Contains(got.Removed, other) || !slices.Contains(got.Removed, sess) || !exists(ts, "pane", keep) {
 		t.Errorf("kill_session answered %+v", got)
 	}
 }
