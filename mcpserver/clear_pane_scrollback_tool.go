@@ -34,7 +34,7 @@ func (s *server) clearPaneScrollback(ctx context.Context, _ *mcp.CallToolRequest
 	}
 	v, err := s.runThenRead(ctx, []string{"clear-history", "-t", in.PaneID}, in.PaneID, "#{history_size}")
 	if err != nil {
-		return clearPaneScrollbackResult{}, s.explain(ctx, err, "pane", in.PaneID)
+		return clearPaneScrollbackResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
 	after, _ := strconv.Atoi(v[0])
 	return clearPaneScrollbackResult{PaneID: in.PaneID, ClearedLines: max(c.pane.HistorySize-after, 0)}, nil

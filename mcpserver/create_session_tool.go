@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,6 +71,11 @@ func checkDirectory(dir string) error {
 	}
 	if !filepath.IsAbs(dir) {
 		return fmt.Errorf("startDirectory %q is not absolute; give a full path such as /home/me/project", dir)
+	}
+	// tmux starts the shell elsewhere, silently, when the directory is
+	// missing; the server and tmux share a host (a Unix socket).
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("startDirectory %q is not a directory on this host; tmux would start the shell somewhere else", dir)
 	}
 	return nil
 }

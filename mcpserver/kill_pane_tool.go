@@ -27,7 +27,7 @@ func (s *server) killPane(ctx context.Context, _ *mcp.CallToolRequest, in killPa
 		return removedResult{}, err
 	}
 	if _, err := s.tmux.Run(ctx, "kill-pane", "-t", in.PaneID); err != nil {
-		return removedResult{}, s.explain(ctx, err, "pane", in.PaneID)
+		return removedResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
 	res := removedResult{Removed: []string{in.PaneID}}
 	// protect read the panes of the target's window.

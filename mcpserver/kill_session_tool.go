@@ -37,7 +37,7 @@ func (s *server) killSession(ctx context.Context, _ *mcp.CallToolRequest, in kil
 		return removedResult{}, err
 	}
 	if _, err := s.tmux.Run(ctx, "kill-session", "-t", id); err != nil {
-		return removedResult{}, s.explain(ctx, err, "session", id)
+		return removedResult{}, s.explainTargets(ctx, err, target{"session", id})
 	}
 	var res removedResult
 	var windows []string

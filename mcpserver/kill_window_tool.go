@@ -27,7 +27,7 @@ func (s *server) killWindow(ctx context.Context, _ *mcp.CallToolRequest, in kill
 		return removedResult{}, err
 	}
 	if _, err := s.tmux.Run(ctx, "kill-window", "-t", in.WindowID); err != nil {
-		return removedResult{}, s.explain(ctx, err, "window", in.WindowID)
+		return removedResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}
 	var res removedResult
 	for _, p := range c.panes {

@@ -69,7 +69,7 @@ func (s *server) resolveSession(ctx context.Context, r sessionRef) (string, erro
 // explainSession is explain for a session given by id or name.
 func (s *server) explainSession(ctx context.Context, err error, r sessionRef) error {
 	if r.SessionID != "" || !errors.Is(err, tmux.ErrNotFound) {
-		return s.explain(ctx, err, "session", r.SessionID)
+		return s.explainTargets(ctx, err, target{"session", r.SessionID})
 	}
 	snap, serr := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true})
 	if serr != nil {
@@ -137,17 +137,26 @@ func splitReadBack(out string, n int) ([]string, error) {
 // session).
 type target struct{ kind, id string }
 
-// explainTargets is explain for a command with several targets: the one
-// tmux could not find is the one its message ends with (tmux says "can't
-// find pane: %9").
+// explainTargets turns a tmux failure of a command with these targets
+// into an error that names the recovery: for a missing target, the one
+// tmux's message ends with (tmux says "can't find pane: %9"), with the
+// tool that lists them; for anything else, what tmux said, without the
+// command line.
 func (s *server) explainTargets(ctx context.Context, err error, targets ...target) error {
 	var te *tmux.Error
-	if errors.As(err, &te) {
-		msg := strings.TrimSpace(te.Stderr)
-		for _, t := range targets {
-			if strings.HasSuffix(msg, " "+t.id) {
-				return s.explain(ctx, err, t.kind, t.id)
-			}
+	if !errors.As(err, &te) {
+		return err
+	}
+	if !errors.Is(err, tmux.ErrNotFound) && !errors.Is(err, tmux.ErrNoServer) {
+		if msg := strings.TrimSpace(te.Stderr); msg != "" {
+			return fmt.Errorf("tmux refused: %s", msg)
+		}
+		return err
+	}
+	msg := strings.TrimSpace(te.Stderr)
+	for _, t := range targets {
+		if strings.HasSuffix(msg, " "+t.id) {
+			return s.explain(ctx, err, t.kind, t.id)
 		}
 	}
 	return s.explain(ctx, err, targets[0].kind, targets[0].id)

@@ -92,6 +92,8 @@ func TestCreateSessionWindowAndSplit(t *testing.T) {
 	mustRefuse(t, cs, "create_session", map[string]any{"sessionName": "work"}, "exists already")
 	mustRefuse(t, cs, "create_session", map[string]any{"width": 5000}, "out of range")
 	mustRefuse(t, cs, "create_session", map[string]any{"startDirectory": "relative/dir"}, "not absolute")
+	mustRefuse(t, cs, "create_session", map[string]any{"startDirectory": filepath.Join(dir, "missing")}, "not a directory")
+	mustRefuse(t, cs, "split_window", map[string]any{"paneId": sess.PaneID, "startDirectory": filepath.Join(dir, "missing")}, "not a directory")
 
 	var win createWindowResult
 	mustCall(t, cs, "create_window", map[string]any{"sessionName": "work", "name": "logs", "startDirectory": dir}, &win)
@@ -315,6 +317,12 @@ func TestSwapMoveAndOptions(t *testing.T) {
 	mustRefuse(t, cs, "move_window", map[string]any{"windowId": extra, "sessionId": "$999"}, "no session $999")
 	mustRefuse(t, cs, "move_window", map[string]any{"windowId": "@999", "sessionId": sessC}, "no window @999")
 	mustRefuse(t, cs, "move_window", map[string]any{"windowId": extra, "sessionId": sessC, "index": -1}, "out of range")
+	// tmux's own refusals come back as tmux said them, without the command line.
+	taken := tmuxSays(ts, c, "#{window_index}")
+	msg := call(t, cs, "move_window", map[string]any{"windowId": extra, "sessionId": sessC, "index": tmuxSays2Int(t, ts, c, "#{window_index}")}, nil)
+	if !strings.HasPrefix(msg, "tmux refused: ") || !strings.Contains(msg, taken) || strings.Contains(msg, ts.Socket) {
+		t.Errorf("moving onto a used index answered %q", msg)
+	}
 
 	var mouse setMouseEnabledResult
 	mustCall(t, cs, "set_mouse_enabled", map[string]any{"sessionId": sessC, "enabled": true}, &mouse)

@@ -53,7 +53,7 @@ func (s *server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 		if errors.As(err, &te) && strings.Contains(te.Stderr, "duplicate session") {
 			return renameSessionResult{}, fmt.Errorf("a session named %q exists already; pick another name", in.Name)
 		}
-		return renameSessionResult{}, s.explain(ctx, err, "session", id)
+		return renameSessionResult{}, s.explainTargets(ctx, err, target{"session", id})
 	}
 	return renameSessionResult{SessionID: id, Name: v[0], Note: storedNote(in.Name, v[0])}, nil
 }

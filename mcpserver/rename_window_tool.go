@@ -41,7 +41,7 @@ func (s *server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	}
 	v, err := s.runThenRead(ctx, []string{"rename-window", "-t", in.WindowID, "--", formatArg(in.Name)}, in.WindowID, "#{window_name}")
 	if err != nil {
-		return renameWindowResult{}, s.explain(ctx, err, "window", in.WindowID)
+		return renameWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}
 	res := renameWindowResult{WindowID: in.WindowID, Name: v[0], Note: storedNote(in.Name, v[0])}
 	return res, nil

@@ -64,7 +64,7 @@ func (s *server) resizePane(ctx context.Context, _ *mcp.CallToolRequest, in resi
 	}
 	v, err := s.runThenRead(ctx, args, in.PaneID, "#{pane_width}", "#{pane_height}", "#{window_zoomed_flag}")
 	if err != nil {
-		return resizePaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
+		return resizePaneResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
 	res := resizePaneResult{PaneID: in.PaneID, Zoomed: v[2] == "1"}
 	res.Width, _ = strconv.Atoi(v[0])

@@ -57,7 +57,7 @@ func (s *server) resizeWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	}
 	v, err := s.runThenRead(ctx, args, in.WindowID, "#{window_width}", "#{window_height}")
 	if err != nil {
-		return resizeWindowResult{}, s.explain(ctx, err, "window", in.WindowID)
+		return resizeWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}
 	res := resizeWindowResult{WindowID: in.WindowID}
 	res.Width, _ = strconv.Atoi(v[0])

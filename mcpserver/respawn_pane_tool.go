@@ -40,7 +40,7 @@ func (s *server) respawnPane(ctx context.Context, _ *mcp.CallToolRequest, in res
 	}
 	v, err := s.runThenRead(ctx, []string{"respawn-pane", "-k", "-t", in.PaneID}, in.PaneID, "#{pane_pid}")
 	if err != nil {
-		return respawnPaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
+		return respawnPaneResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
 	pid, _ := strconv.Atoi(v[0])
 	return respawnPaneResult{PaneID: in.PaneID, PID: pid, PreviousPID: c.pane.PID}, nil

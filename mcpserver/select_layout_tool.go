@@ -95,7 +95,7 @@ func (s *server) selectLayout(ctx context.Context, _ *mcp.CallToolRequest, in se
 	}
 	v, err := s.runThenRead(ctx, []string{"select-layout", "-t", in.WindowID, layout}, in.WindowID, "#{window_layout}")
 	if err != nil {
-		return selectLayoutResult{}, s.explain(ctx, err, "window", in.WindowID)
+		return selectLayoutResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}
 	return selectLayoutResult{WindowID: in.WindowID, Layout: v[0]}, nil
 }

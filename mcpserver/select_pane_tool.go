@@ -37,7 +37,7 @@ func (s *server) selectPane(ctx context.Context, _ *mcp.CallToolRequest, in sele
 	}
 	v, err := s.runThenRead(ctx, []string{"select-pane", "-t", in.PaneID}, in.PaneID, "#{window_id}", "#{pane_active}")
 	if err != nil {
-		return selectPaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
+		return selectPaneResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
 	return selectPaneResult{PaneID: in.PaneID, WindowID: v[0], Active: v[1] == "1"}, nil
 }

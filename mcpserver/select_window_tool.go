@@ -37,7 +37,7 @@ func (s *server) selectWindow(ctx context.Context, _ *mcp.CallToolRequest, in se
 	}
 	v, err := s.runThenRead(ctx, []string{"select-window", "-t", in.WindowID}, in.WindowID, "#{session_id}", "#{window_active}")
 	if err != nil {
-		return selectWindowResult{}, s.explain(ctx, err, "window", in.WindowID)
+		return selectWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}
 	return selectWindowResult{WindowID: in.WindowID, SessionID: v[0], Active: v[1] == "1"}, nil
 }

@@ -40,7 +40,7 @@ func (s *server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in se
 	}
 	v, err := s.runThenRead(ctx, []string{"select-pane", "-t", in.PaneID, "-T", formatArg(in.Title)}, in.PaneID, "#{pane_title}")
 	if err != nil {
-		return setPaneTitleResult{}, s.explain(ctx, err, "pane", in.PaneID)
+		return setPaneTitleResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
 	res := setPaneTitleResult{PaneID: in.PaneID, Title: v[0]}
 	return res, nil

@@ -38,7 +38,7 @@ func (s *server) setSynchronizePanes(ctx context.Context, _ *mcp.CallToolRequest
 	out, err := s.tmux.Run(ctx, "set-option", "-w", "-t", in.WindowID, "synchronize-panes", onOff(in.Enabled),
 		";", "show-options", "-w", "-v", "-t", in.WindowID, "synchronize-panes")
 	if err != nil {
-		return setSynchronizePanesResult{}, s.explain(ctx, err, "window", in.WindowID)
+		return setSynchronizePanesResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}
 	v, err := parseOnOff(out)
 	return setSynchronizePanesResult{WindowID: in.WindowID, Enabled: v}, err

@@ -64,7 +64,7 @@ func (s *server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in spl
 	}
 	out, err := s.tmux.Run(ctx, args...)
 	if err != nil {
-		return splitWindowResult{}, s.explain(ctx, err, "pane", in.PaneID)
+		return splitWindowResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
 	v, err := splitReadBack(out, 4)
 	if err != nil {
