@@ -39,6 +39,10 @@ func (r sessionRef) target() (string, error) {
 	if strings.ContainsAny(r.SessionName, ":.") {
 		return "", fmt.Errorf("no session is named %q: tmux stores ':' and '.' in session names as '_'; call list_sessions for the names as stored", r.SessionName)
 	}
+	// tmux reads "=$1" as the id $1, whatever the session's name.
+	if strings.HasPrefix(r.SessionName, "$") {
+		return "", fmt.Errorf("sessionName %q starts with '$', which tmux reads as a session id; give the session's id as sessionId (list_sessions shows it)", r.SessionName)
+	}
 	return "=" + r.SessionName, nil
 }
 
@@ -50,7 +54,7 @@ func (r sessionRef) what() string {
 	return fmt.Sprintf("named %q", r.SessionName)
 }
 
-// resolve returns r's session id, asking tmux for it when r is a name.
+// resolveSession returns r's session id, asking tmux for it when r is a name.
 func (s *server) resolveSession(ctx context.Context, r sessionRef) (string, error) {
 	t, err := r.target()
 	if err != nil || r.SessionID != "" {

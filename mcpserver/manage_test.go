@@ -111,6 +111,7 @@ func TestCreateSessionWindowAndSplit(t *testing.T) {
 	// "=work:1" would be window 1 of session work, not a session name.
 	mustRefuse(t, cs, "create_window", map[string]any{"sessionName": "work:1"}, "stores ':' and '.'")
 	mustRefuse(t, cs, "kill_session", map[string]any{"sessionName": "work.0"}, "stores ':' and '.'")
+	mustRefuse(t, cs, "kill_session", map[string]any{"sessionName": sess.SessionID}, "reads as a session id")
 
 	var split splitWindowResult
 	mustCall(t, cs, "split_window", map[string]any{"paneId": sess.PaneID, "direction": "horizontal", "size": 30}, &split)
