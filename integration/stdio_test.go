@@ -30,17 +30,19 @@ const allToolsets = "inspect,manage,execute,teardown"
 const exitDeadline = 2 * time.Second
 
 // fixture is a session on a test server whose pane shows "<&>", and a
-// second session whose pane runs sh at its prompt (shellPaneID).
+// second session whose pane runs sh at its prompt (shellPaneID). made
+// holds ids that earlier calls created, for later calls (shared by copies).
 type fixture struct {
 	sessionName, sessionID, windowID, paneID string
 	shellPaneID                              string
+	made                                     map[string]string
 }
 
 // ampSession creates the fixture: a session named with <&>, running a
 // program that prints <&> and then waits, and waits for that text.
 func ampSession(t *testing.T, ts *tmuxtest.Server) fixture {
 	t.Helper()
-	f := fixture{sessionName: "amp<&>"}
+	f := fixture{sessionName: "amp<&>", made: map[string]string{}}
 	f.paneID = ts.NewSession(f.sessionName, "sh", "-c", `printf '%s\n' '<&> ready'; exec cat`)
 	ts.WaitFor(f.paneID, func(screen string) bool { return strings.Contains(screen, "<&> ready") })
 	ids := strings.Fields(ts.Run("display-message", "-p", "-t", f.paneID, "#{session_id} #{window_id}"))
@@ -114,6 +116,73 @@ var toolCalls = []toolCall{
 		return map[string]any{"paneId": f.paneID, "text": "pasted <&>", "enter": true}
 	},
 		wantText(func(f fixture) string { return `"bytes":10` })},
+	// Manage: each call acts on the fixture or on what an earlier call made.
+	{"create_session", func(f fixture) map[string]any {
+		return map[string]any{"sessionName": "made<&>", "width": 100, "height": 30}
+	},
+		remember("session", "sessionId", `"made<&>"`)},
+	{"create_window", func(f fixture) map[string]any { return map[string]any{"sessionId": f.sessionID, "name": "w<&>#{pid}"} },
+		remember("window", "windowId", `"w<&>#{pid}"`)},
+	{"split_window", func(f fixture) map[string]any { return map[string]any{"paneId": f.paneID, "direction": "horizontal"} },
+		remember("split", "paneId", `"paneId":"%`)},
+	{"respawn_pane", func(f fixture) map[string]any { return map[string]any{"paneId": f.made["split"]} },
+		wantText(func(f fixture) string { return f.made["split"] })},
+	{"rename_session", func(f fixture) map[string]any {
+		return map[string]any{"sessionId": f.made["session"], "name": "renamed<&>"}
+	},
+		wantText(func(f fixture) string { return `"renamed<&>"` })},
+	{"rename_window", func(f fixture) map[string]any { return map[string]any{"windowId": f.made["window"], "name": "n<&>"} },
+		wantText(func(f fixture) string { return `"n<&>"` })},
+	{"set_pane_title", func(f fixture) map[string]any { return map[string]any{"paneId": f.made["split"], "title": "t<&>"} },
+		wantText(func(f fixture) string { return `"t<&>"` })},
+	{"resize_pane", func(f fixture) map[string]any { return map[string]any{"paneId": f.paneID, "width": 30} },
+		wantText(func(f fixture) string { return `"width":30` })},
+	{"resize_window", func(f fixture) map[string]any {
+		return map[string]any{"windowId": f.windowID, "width": 150, "height": 40}
+	},
+		wantText(func(f fixture) string { return `"width":150` })},
+	{"select_pane", func(f fixture) map[string]any { return map[string]any{"paneId": f.made["split"]} },
+		wantText(func(f fixture) string { return `"active":true` })},
+	{"select_window", func(f fixture) map[string]any { return map[string]any{"windowId": f.made["window"]} },
+		wantText(func(f fixture) string { return `"active":true` })},
+	{"select_layout", func(f fixture) map[string]any { return map[string]any{"windowId": f.windowID, "layout": "even-h"} },
+		wantText(func(f fixture) string { return `"layout":"` })},
+	{"swap_pane", func(f fixture) map[string]any {
+		return map[string]any{"paneId": f.paneID, "targetPaneId": f.made["split"]}
+	},
+		wantText(func(f fixture) string { return f.windowID })},
+	{"move_window", func(f fixture) map[string]any {
+		return map[string]any{"windowId": f.made["window"], "sessionId": f.made["session"]}
+	},
+		wantText(func(f fixture) string { return f.made["session"] })},
+	{"set_mouse_enabled", func(f fixture) map[string]any { return map[string]any{"sessionId": f.sessionID, "enabled": true} },
+		wantText(func(f fixture) string { return `"enabled":true` })},
+	{"set_history_limit", func(f fixture) map[string]any { return map[string]any{"lines": 20000} },
+		wantText(func(f fixture) string { return `"lines":20000` })},
+	{"set_synchronize_panes", func(f fixture) map[string]any { return map[string]any{"windowId": f.windowID, "enabled": false} },
+		wantText(func(f fixture) string { return `"enabled":false` })},
+	// Teardown, last.
+	{"clear_pane_scrollback", func(f fixture) map[string]any { return map[string]any{"paneId": f.paneID} },
+		wantText(func(f fixture) string { return f.paneID })},
+	{"kill_pane", func(f fixture) map[string]any { return map[string]any{"paneId": f.made["split"]} },
+		wantText(func(f fixture) string { return f.made["split"] })},
+	{"kill_window", func(f fixture) map[string]any { return map[string]any{"windowId": f.made["window"]} },
+		wantText(func(f fixture) string { return f.made["window"] })},
+	{"kill_session", func(f fixture) map[string]any { return map[string]any{"sessionName": "renamed<&>"} },
+		wantText(func(f fixture) string { return f.made["session"] })},
+}
+
+// remember checks that the answer contains want and keeps the id in field
+// as f.made[key] for later calls.
+func remember(key, field, want string) func(*testing.T, fixture, map[string]any, string) {
+	return func(t *testing.T, f fixture, obj map[string]any, text string) {
+		t.Helper()
+		id, _ := obj[field].(string)
+		if id == "" || !strings.Contains(text, want) {
+			t.Errorf("answer has no %s or does not contain %q: %s", field, want, text)
+		}
+		f.made[key] = id
+	}
 }
 
 func noArgs(fixture) map[string]any { return map[string]any{} }

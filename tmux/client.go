@@ -79,6 +79,7 @@ func (e *Error) Is(target error) bool {
 			strings.Contains(s, "error connecting to") ||
 			strings.Contains(s, "server exited unexpectedly")
 	case ErrNotFound:
+		// set-option and show-options say "no such session: $9".
 		return strings.Contains(s, "can't find") || strings.Contains(s, "no such session") ||
 			strings.Contains(s, "no such window") || strings.Contains(s, "no such pane")
 	}

@@ -64,6 +64,9 @@ func TestErrorSentinels(t *testing.T) {
 		{"error connecting to /tmp/x (No such file or directory)", true, false},
 		{"can't find pane: %9", false, true},
 		{"can't find session: $9", false, true},
+		{"no such session: $9", false, true}, // set-option, show-options
+		{"no such window: @9", false, true},
+		{"invalid option: nosuch", false, false},
 		{"unknown command: foo", false, false},
 	} {
 		err := error(&Error{Args: []string{"x"}, Stderr: tc.stderr, Err: errors.New("exit status 1")})

@@ -84,14 +84,35 @@ func TestRouteValidate(t *testing.T) {
 }
 
 func TestLiteral(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain":       "plain",
-		"#{pane_id}":  "##{pane_id}",
-		"##":          "####",
-		"a # b #[fg]": "a ## b ##[fg]",
+	// What tmux 3.3a stores for each output is in TestLiteralRoundTrip
+	// (mcpserver), measured on a real server.
+	for _, tc := range []struct{ in, want, why string }{
+		{"plain", "plain", "nothing to expand"},
+		{"#{pane_id}", "##{pane_id}", "## expands to #, so the braces stay text"},
+		{"#(touch x)", "##(touch x)", "a command substitution stays text"},
+		{"##", "####", "each # doubled"},
+		{"x#", "x##", "a # at the end"},
+		{"a # b #[fg]", "a ## b #[fg]", "tmux keeps a #…[ run verbatim (a style), so it is left alone"},
+		{"##[fg]#{x}", "##[fg]##{x}", "a run before [ kept, a later # doubled"},
 	} {
-		if got := Literal(in); got != want {
-			t.Errorf("Literal(%q) = %q; want %q", in, got, want)
+		if got := Literal(tc.in); got != tc.want {
+			t.Errorf("Literal(%q) = %q; want %q (%s)", tc.in, got, tc.want, tc.why)
+		}
+	}
+}
+
+func TestArg(t *testing.T) {
+	for _, tc := range []struct{ in, want, why string }{
+		{"plain", "plain", "nothing to keep"},
+		{"a;b", "a;b", "only a trailing ';' ends a command"},
+		{"a;", `a\;`, "tmux would end the command at a trailing ';'"},
+		{";", `\;`, "a lone ';' is a separator"},
+		{`a\;`, `a\\;`, "tmux turns the last '\\' before ';' into ';', so one more keeps the caller's"},
+		{"a ;", `a \;`, "spaces do not matter"},
+		{"#{pane_id}", "#{pane_id}", "no format is involved"},
+	} {
+		if got := Arg(tc.in); got != tc.want {
+			t.Errorf("Arg(%q) = %q; want %q (%s)", tc.in, got, tc.want, tc.why)
 		}
 	}
 }
@@ -150,21 +171,6 @@ func FuzzParseSnapshot(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out string) {
 		parseSnapshot(out) // must not panic
 	})
-}
-
-func TestArg(t *testing.T) {
-	for _, tc := range []struct{ in, want, why string }{
-		{"plain", "plain", "nothing to keep"},
-		{"a;", `a\;`, "a trailing ; would end the command and be dropped"},
-		{";", `\;`, "a lone ; is the command separator"},
-		{`a\;`, `a\\;`, "tmux reads the last \\ before ; as the escape, keeping the first"},
-		{"a;b", "a;b", "only a trailing ; is special"},
-		{"#{pane_id}", "#{pane_id}", "no format is involved"},
-	} {
-		if got := Arg(tc.in); got != tc.want {
-			t.Errorf("Arg(%q) = %q; want %q (%s)", tc.in, got, tc.want, tc.why)
-		}
-	}
 }
 
 func TestValidVariableName(t *testing.T) {

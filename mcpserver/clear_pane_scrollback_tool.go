@@ -1,0 +1,41 @@
+package mcpserver
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type clearPaneScrollbackParams struct {
+	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
+	Force  string `json:"force,omitempty" jsonschema:"the caller's pane id, to confirm"`
+}
+
+type clearPaneScrollbackResult struct {
+	PaneID       string `json:"paneId"`
+	ClearedLines int    `json:"clearedLines"`
+}
+
+func init() {
+	register(&typedTool[clearPaneScrollbackParams, clearPaneScrollbackResult]{toolSpec: toolSpec{
+		name:        "clear_pane_scrollback",
+		toolset:     Teardown,
+		title:       "Clear scrollback",
+		description: `Deletes a pane's scrollback; the screen stays. Example: {"paneId":"%3"}.`,
+		capability:  teardownCapability,
+	}, handle: (*server).clearPaneScrollback})
+}
+
+func (s *server) clearPaneScrollback(ctx context.Context, _ *mcp.CallToolRequest, in clearPaneScrollbackParams) (clearPaneScrollbackResult, error) {
+	c, err := s.protect(ctx, "pane", in.PaneID, in.Force, forTeardown)
+	if err != nil {
+		return clearPaneScrollbackResult{}, err
+	}
+	v, err := s.runThenRead(ctx, []string{"clear-history", "-t", in.PaneID}, in.PaneID, "#{history_size}")
+	if err != nil {
+		return clearPaneScrollbackResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
+	}
+	after, _ := strconv.Atoi(v[0])
+	return clearPaneScrollbackResult{PaneID: in.PaneID, ClearedLines: max(c.pane.HistorySize-after, 0)}, nil
+}

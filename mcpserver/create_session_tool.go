@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type createSessionParams struct {
+	SessionName    string `json:"sessionName,omitempty" jsonschema:"optional"`
+	Width          int    `json:"width,omitempty" jsonschema:"columns"`
+	Height         int    `json:"height,omitempty" jsonschema:"rows"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
+}
+
+type createSessionResult struct {
+	SessionID   string `json:"sessionId"`
+	SessionName string `json:"sessionName"`
+	WindowID    string `json:"windowId"`
+	PaneID      string `json:"paneId"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+	Note        string `json:"note,omitempty"`
+}
+
+func init() {
+	register(&typedTool[createSessionParams, createSessionResult]{toolSpec: toolSpec{
+		name:        "create_session",
+		toolset:     Manage,
+		title:       "Create session",
+		description: `Starts a detached session with a shell; answers its ids. Programs format to its width. Example: {"sessionName":"build","width":200,"height":50}.`,
+		capability: Capability{
+			ProcessReach: "none",
+			Effects:      []string{"change"},
+			Outputs:      []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{
+				"sessionName":    litFormat,
+				"startDirectory": litFormat,
+			},
+		},
+	}, handle: (*server).createSession})
+}
+
+// sizeLimit bounds the columns and rows a tool may ask tmux for.
+const sizeLimit = 1000
+
+// checkSize refuses a width or height tmux cannot honour; 0 means "not
+// given".
+func checkSize(arg string, v int) error {
+	if v < 0 || v > sizeLimit {
+		return fmt.Errorf("%s %d is out of range; give 1 to %d", arg, v, sizeLimit)
+	}
+	return nil
+}
+
+// checkDirectory refuses a start directory that is not an absolute,
+// printable path.
+func checkDirectory(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := checkPrintableText("startDirectory", dir); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("startDirectory %q is not absolute; give a full path such as /home/me/project", dir)
+	}
+	// tmux starts the shell elsewhere, silently, when the directory is
+	// missing; the server and tmux share a host (a Unix socket).
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("startDirectory %q is not a directory on this host; tmux would start the shell somewhere else", dir)
+	}
+	return nil
+}
+
+func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in createSessionParams) (createSessionResult, error) {
+	if in.SessionName != "" {
+		if err := checkPrintableText("sessionName", in.SessionName); err != nil {
+			return createSessionResult{}, err
+		}
+	}
+	if err := checkSize("width", in.Width); err != nil {
+		return createSessionResult{}, err
+	}
+	if err := checkSize("height", in.Height); err != nil {
+		return createSessionResult{}, err
+	}
+	if err := checkDirectory(in.StartDirectory); err != nil {
+		return createSessionResult{}, err
+	}
+	args := []string{"new-session", "-d", "-P", "-F", "#{session_id}\x1f#{window_id}\x1f#{pane_id}\x1f#{window_width}\x1f#{window_height}\x1f#{session_name}"}
+	if in.SessionName != "" {
+		args = append(args, "-s", formatArg(in.SessionName))
+	}
+	if in.Width > 0 {
+		args = append(args, "-x", strconv.Itoa(in.Width))
+	}
+	if in.Height > 0 {
+		args = append(args, "-y", strconv.Itoa(in.Height))
+	}
+	if in.StartDirectory != "" {
+		args = append(args, "-c", formatArg(in.StartDirectory))
+	}
+	out, err := s.tmux.Run(ctx, args...)
+	if err != nil {
+		var te *tmux.Error
+		if errors.As(err, &te) && strings.Contains(te.Stderr, "duplicate session") {
+			return createSessionResult{}, fmt.Errorf("a session named %q exists already; pick another name, or use it (list_sessions)", in.SessionName)
+		}
+		return createSessionResult{}, s.fail(err)
+	}
+	v, err := splitReadBack(out, 6)
+	if err != nil {
+		return createSessionResult{}, err
+	}
+	res := createSessionResult{SessionID: v[0], WindowID: v[1], PaneID: v[2], SessionName: v[5]}
+	res.Width, _ = strconv.Atoi(v[3])
+	res.Height, _ = strconv.Atoi(v[4])
+	if in.SessionName != "" {
+		res.Note = storedNote(in.SessionName, res.SessionName)
+	}
+	return res, nil
+}

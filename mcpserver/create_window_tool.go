@@ -1,0 +1,79 @@
+package mcpserver
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type createWindowParams struct {
+	sessionRef
+	Name           string `json:"name,omitempty" jsonschema:"optional"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
+}
+
+type createWindowResult struct {
+	WindowID  string `json:"windowId"`
+	PaneID    string `json:"paneId"`
+	SessionID string `json:"sessionId"`
+	Index     int    `json:"index"`
+	Name      string `json:"name"`
+	Note      string `json:"note,omitempty"`
+}
+
+func init() {
+	register(&typedTool[createWindowParams, createWindowResult]{toolSpec: toolSpec{
+		name:        "create_window",
+		toolset:     Manage,
+		title:       "Create window",
+		description: `Adds a window with a shell to a session, without switching to it. Example: {"sessionId":"$1","name":"logs"}.`,
+		capability: Capability{
+			ProcessReach: "none",
+			Effects:      []string{"change"},
+			Outputs:      []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{
+				"sessionName":    litTarget,
+				"name":           litFormat,
+				"startDirectory": litFormat,
+			},
+		},
+	}, handle: (*server).createWindow})
+}
+
+func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in createWindowParams) (createWindowResult, error) {
+	t, err := in.target()
+	if err != nil {
+		return createWindowResult{}, err
+	}
+	if in.Name != "" {
+		if err := checkPrintableText("name", in.Name); err != nil {
+			return createWindowResult{}, err
+		}
+	}
+	if err := checkDirectory(in.StartDirectory); err != nil {
+		return createWindowResult{}, err
+	}
+	// -d: the session's current window stays what a person sees.
+	args := []string{"new-window", "-d", "-P", "-F", "#{window_id}\x1f#{pane_id}\x1f#{session_id}\x1f#{window_index}\x1f#{window_name}", "-t", t + ":"}
+	if in.Name != "" {
+		args = append(args, "-n", formatArg(in.Name))
+	}
+	if in.StartDirectory != "" {
+		args = append(args, "-c", formatArg(in.StartDirectory))
+	}
+	out, err := s.tmux.Run(ctx, args...)
+	if err != nil {
+		return createWindowResult{}, s.explainSession(ctx, err, in.sessionRef)
+	}
+	v, err := splitReadBack(out, 5)
+	if err != nil {
+		return createWindowResult{}, err
+	}
+	res := createWindowResult{WindowID: v[0], PaneID: v[1], SessionID: v[2], Name: v[4]}
+	if in.Name != "" {
+		res.Note = storedNote(in.Name, res.Name)
+	}
+	res.Index, _ = strconv.Atoi(v[3])
+	return res, nil
+}

@@ -1,0 +1,270 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// This file holds what the manage and teardown tools share: checks of the
+// text they hand to tmux, session references, and one way to run a command
+// and read back what tmux stored, in the same invocation.
+
+// sessionRef names a session by id or by exact name; tools embed it where a
+// session is the target.
+type sessionRef struct {
+	SessionID   string `json:"sessionId,omitempty" jsonschema:"session id ($1)"`
+	SessionName string `json:"sessionName,omitempty" jsonschema:"or exact name"`
+}
+
+// target is the tmux target of r: its id, or =name (exact match, never a
+// prefix). It refuses a malformed id and a reference that names neither or
+// both.
+func (r sessionRef) target() (string, error) {
+	if (r.SessionID == "") == (r.SessionName == "") {
+		return "", errors.New("give exactly one of sessionId ($1) or sessionName; call list_sessions to see both")
+	}
+	if r.SessionID != "" {
+		return r.SessionID, checkID("session", r.SessionID)
+	}
+	if err := checkPrintableText("sessionName", r.SessionName); err != nil {
+		return "", err
+	}
+	// In a target, ':' and '.' would name a window or pane of another
+	// session; no session can be named with them anyway.
+	if strings.ContainsAny(r.SessionName, ":.") {
+		return "", fmt.Errorf("no session is named %q: tmux stores ':' and '.' in session names as '_'; call list_sessions for the names as stored", r.SessionName)
+	}
+	// tmux reads "=$1" as the id $1, whatever the session's name.
+	if strings.HasPrefix(r.SessionName, "$") {
+		return "", fmt.Errorf("sessionName %q starts with '$', which tmux reads as a session id; give the session's id as sessionId (list_sessions shows it)", r.SessionName)
+	}
+	return "=" + r.SessionName, nil
+}
+
+// what names r in an error message.
+func (r sessionRef) what() string {
+	if r.SessionID != "" {
+		return r.SessionID
+	}
+	return fmt.Sprintf("named %q", r.SessionName)
+}
+
+// resolveSession returns r's session id, asking tmux for it when r is a name.
+func (s *server) resolveSession(ctx context.Context, r sessionRef) (string, error) {
+	t, err := r.target()
+	if err != nil || r.SessionID != "" {
+		return t, err
+	}
+	// display-message answers nothing, successfully, for a missing
+	// target; list-windows fails with tmux's "can't find session".
+	out, err := s.tmux.Run(ctx, "list-windows", "-t", tmux.Arg(t), "-F", "#{session_id}")
+	if err != nil {
+		return "", s.explainSession(ctx, err, r)
+	}
+	id, _, _ := strings.Cut(out, "\n")
+	return id, nil
+}
+
+// explainSession is explain for a session given by id or name.
+func (s *server) explainSession(ctx context.Context, err error, r sessionRef) error {
+	if r.SessionID != "" || !errors.Is(err, tmux.ErrNotFound) {
+		return s.explainTargets(ctx, err, target{"session", r.SessionID})
+	}
+	snap, serr := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true})
+	if serr != nil {
+		return fmt.Errorf("no session %s on this server; call list_sessions for those that exist", r.what())
+	}
+	return fmt.Errorf("no session %s on this server; call list_sessions for the %d that exist", r.what(), len(snap.Sessions))
+}
+
+// checkPrintableText refuses text tmux would mangle or refuse: control characters
+// (tmux stores them escaped in names and drops titles that hold them) and
+// invalid UTF-8. arg names the argument in the message.
+func checkPrintableText(arg, v string) error {
+	if !utf8.ValidString(v) {
+		return fmt.Errorf("%s is not valid UTF-8; tmux would not store it as given", arg)
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return fmt.Errorf("%s contains the control character %U; tmux would store it rewritten (or not at all), so use printable text", arg, r)
+		}
+	}
+	return nil
+}
+
+// checkName is checkPrintableText for a name that must not be empty.
+func checkName(arg, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s is empty; give the name to set", arg)
+	}
+	return checkPrintableText(arg, v)
+}
+
+// formatArg is caller text for an argument that tmux 3.3a expands as a
+// format: # doubled, and a trailing ';' kept as text.
+func formatArg(s string) string { return tmux.Arg(tmux.Literal(s)) }
+
+// readBackSep separates the fields a read-back format prints. Names and
+// titles are refused with control characters before they reach tmux, and
+// tmux stores its own names with them made visible.
+const readBackSep = "\x1f"
+
+// runThenRead runs cmd and then, in the same tmux invocation (one queue
+// step, so nothing happens in between), prints the format fields for
+// target. It returns the printed fields.
+func (s *server) runThenRead(ctx context.Context, cmd []string, target string, fields ...string) ([]string, error) {
+	args := append(append([]string{}, cmd...), ";", "display-message", "-p", "-t", target, strings.Join(fields, readBackSep))
+	out, err := s.tmux.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return splitReadBack(out, len(fields))
+}
+
+// splitReadBack splits the last line printed by a read-back format into n
+// fields; the last field takes the rest (it may hold a path with newlines).
+func splitReadBack(out string, n int) ([]string, error) {
+	out = strings.TrimSuffix(out, "\n")
+	vals := strings.SplitN(out, readBackSep, n)
+	if len(vals) != n {
+		return nil, fmt.Errorf("tmux answered %q; expected %d fields", out, n)
+	}
+	return vals, nil
+}
+
+// target is one id a command acts on, with its kind (pane, window,
+// session).
+type target struct{ kind, id string }
+
+// explainTargets turns a tmux failure of a command with these targets
+// into an error that names the recovery: for a missing target, the one
+// tmux's message ends with (tmux says "can't find pane: %9"), with the
+// tool that lists them; for anything else, what tmux said, without the
+// command line.
+func (s *server) explainTargets(ctx context.Context, err error, targets ...target) error {
+	var te *tmux.Error
+	if !errors.As(err, &te) {
+		return err
+	}
+	if !errors.Is(err, tmux.ErrNotFound) && !errors.Is(err, tmux.ErrNoServer) {
+		if msg := strings.TrimSpace(te.Stderr); msg != "" {
+			return fmt.Errorf("tmux refused: %s", msg)
+		}
+		return err
+	}
+	msg := strings.TrimSpace(te.Stderr)
+	for _, t := range targets {
+		if strings.HasSuffix(msg, " "+t.id) {
+			return s.explain(ctx, err, t.kind, t.id)
+		}
+	}
+	return s.explain(ctx, err, targets[0].kind, targets[0].id)
+}
+
+// onOff is a tmux flag option's value.
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// parseOnOff reads a flag option's value as show-options -v prints it.
+func parseOnOff(v string) (bool, error) {
+	switch strings.TrimSpace(v) {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("tmux reports the option as %q, neither on nor off", v)
+}
+
+// optionScope is where a session option was set and what tmux reports
+// there afterwards.
+type optionScope struct{ name, value string }
+
+// setSessionOption sets a session option on sessionID, or globally when it
+// is empty, and reads the value back in the same tmux invocation. value is
+// one this server made (on, off, a number), never the caller's text.
+func (s *server) setSessionOption(ctx context.Context, sessionID, option, value string) (optionScope, error) {
+	scope := []string{"-g"}
+	name := "global"
+	if sessionID != "" {
+		if err := checkID("session", sessionID); err != nil {
+			return optionScope{}, err
+		}
+		scope, name = []string{"-t", sessionID}, sessionID
+	}
+	args := append(append([]string{"set-option"}, scope...), option, value, ";", "show-options", "-v")
+	args = append(append(args, scope...), option)
+	out, err := s.tmux.Run(ctx, args...)
+	if err != nil {
+		if sessionID == "" {
+			return optionScope{}, s.fail(err)
+		}
+		return optionScope{}, s.explain(ctx, err, "session", sessionID)
+	}
+	return optionScope{name: name, value: strings.TrimSpace(out)}, nil
+}
+
+// teardownCapability is the row of the tools that kill or clear an id
+// target.
+var teardownCapability = Capability{
+	ProcessReach:        "none",
+	Effects:             []string{"delete"},
+	Outputs:             []string{"tmux-metadata"},
+	InputLiteralization: map[string]string{},
+}
+
+// removedResult is what a kill removed: pane, window and session ids
+// (their sigils tell them apart), panes first.
+type removedResult struct {
+	Removed []string `json:"removed" jsonschema:"ids: %pane, @window, $session"`
+}
+
+// sessionsGone adds sessionID to res when the kill took its last window
+// with it (tmux then ends the session).
+func (s *server) sessionsGone(ctx context.Context, res removedResult, sessionID string) removedResult {
+	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true})
+	if err != nil {
+		if errors.Is(err, tmux.ErrNoServer) {
+			// That was the last session, and the server exited.
+			res.Removed = append(res.Removed, sessionID)
+		}
+		return res
+	}
+	for _, ss := range snap.Sessions {
+		if ss.ID == sessionID {
+			return res
+		}
+	}
+	res.Removed = append(res.Removed, sessionID)
+	return res
+}
+
+// How the manage tools hand caller text to tmux (capability rows). Every
+// command they pass a name, title or directory to expands formats in tmux
+// 3.3a (new-session -s and -n, new-window -n, rename-session,
+// rename-window, select-pane -T, -c of new-session, new-window and
+// split-window), so each such argument is doubled; manage_test.go proves
+// it per argument.
+const (
+	litFormat = "format-literal (# doubled, final ; escaped)"
+	litTarget = "exact target =name (final ; escaped)"
+)
+
+// storedNote tells the caller when tmux stored a name other than the one
+// given: it turns ':' and '.' in session names into '_' and stores a
+// backslash in a name as two.
+func storedNote(given, stored string) string {
+	if given == stored {
+		return ""
+	}
+	return fmt.Sprintf("tmux stored the name as %q, not %q; targets by name need the stored one", stored, given)
+}

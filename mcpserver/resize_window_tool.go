@@ -1,0 +1,66 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type resizeWindowParams struct {
+	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
+	Width    int    `json:"width,omitempty" jsonschema:"columns"`
+	Height   int    `json:"height,omitempty" jsonschema:"rows"`
+}
+
+type resizeWindowResult struct {
+	WindowID string `json:"windowId"`
+	Width    int    `json:"width"`
+	Height   int    `json:"height"`
+}
+
+func init() {
+	register(&typedTool[resizeWindowParams, resizeWindowResult]{toolSpec: toolSpec{
+		name:        "resize_window",
+		toolset:     Manage,
+		title:       "Resize window",
+		description: `Sets a window's size; programs format to its width. Example: {"windowId":"@2","width":200,"height":50}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"change"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{},
+		},
+	}, handle: (*server).resizeWindow})
+}
+
+func (s *server) resizeWindow(ctx context.Context, _ *mcp.CallToolRequest, in resizeWindowParams) (resizeWindowResult, error) {
+	if err := checkID("window", in.WindowID); err != nil {
+		return resizeWindowResult{}, err
+	}
+	if in.Width == 0 && in.Height == 0 {
+		return resizeWindowResult{}, errors.New("give width, height or both")
+	}
+	if err := checkSize("width", in.Width); err != nil {
+		return resizeWindowResult{}, err
+	}
+	if err := checkSize("height", in.Height); err != nil {
+		return resizeWindowResult{}, err
+	}
+	args := []string{"resize-window", "-t", in.WindowID}
+	if in.Width > 0 {
+		args = append(args, "-x", strconv.Itoa(in.Width))
+	}
+	if in.Height > 0 {
+		args = append(args, "-y", strconv.Itoa(in.Height))
+	}
+	v, err := s.runThenRead(ctx, args, in.WindowID, "#{window_width}", "#{window_height}")
+	if err != nil {
+		return resizeWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
+	}
+	res := resizeWindowResult{WindowID: in.WindowID}
+	res.Width, _ = strconv.Atoi(v[0])
+	res.Height, _ = strconv.Atoi(v[1])
+	return res, nil
+}

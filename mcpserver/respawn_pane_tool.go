@@ -1,0 +1,47 @@
+package mcpserver
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type respawnPaneParams struct {
+	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
+	Force  string `json:"force,omitempty" jsonschema:"the caller's pane id, to confirm"`
+}
+
+type respawnPaneResult struct {
+	PaneID      string `json:"paneId"`
+	PID         int    `json:"pid"`
+	PreviousPID int    `json:"previousPid"`
+}
+
+func init() {
+	register(&typedTool[respawnPaneParams, respawnPaneResult]{toolSpec: toolSpec{
+		name:        "respawn_pane",
+		toolset:     Manage,
+		title:       "Respawn pane",
+		description: `Kills the pane's program and restarts its command; the id stays. Refuses the caller's pane unless forced. Example: {"paneId":"%3"}.`,
+		capability: Capability{
+			ProcessReach:        "configured-process",
+			Effects:             []string{"change"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{},
+		},
+	}, handle: (*server).respawnPane})
+}
+
+func (s *server) respawnPane(ctx context.Context, _ *mcp.CallToolRequest, in respawnPaneParams) (respawnPaneResult, error) {
+	c, err := s.protect(ctx, "pane", in.PaneID, in.Force, forTeardown)
+	if err != nil {
+		return respawnPaneResult{}, err
+	}
+	v, err := s.runThenRead(ctx, []string{"respawn-pane", "-k", "-t", in.PaneID}, in.PaneID, "#{pane_pid}")
+	if err != nil {
+		return respawnPaneResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
+	}
+	pid, _ := strconv.Atoi(v[0])
+	return respawnPaneResult{PaneID: in.PaneID, PID: pid, PreviousPID: c.pane.PID}, nil
+}

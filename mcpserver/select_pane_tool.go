@@ -1,0 +1,43 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type selectPaneParams struct {
+	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
+}
+
+type selectPaneResult struct {
+	PaneID   string `json:"paneId"`
+	WindowID string `json:"windowId"`
+	Active   bool   `json:"active"`
+}
+
+func init() {
+	register(&typedTool[selectPaneParams, selectPaneResult]{toolSpec: toolSpec{
+		name:        "select_pane",
+		toolset:     Manage,
+		title:       "Select pane",
+		description: `Makes a pane its window's active pane. Example: {"paneId":"%3"}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"change"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{},
+		},
+	}, handle: (*server).selectPane})
+}
+
+func (s *server) selectPane(ctx context.Context, _ *mcp.CallToolRequest, in selectPaneParams) (selectPaneResult, error) {
+	if err := checkID("pane", in.PaneID); err != nil {
+		return selectPaneResult{}, err
+	}
+	v, err := s.runThenRead(ctx, []string{"select-pane", "-t", in.PaneID}, in.PaneID, "#{window_id}", "#{pane_active}")
+	if err != nil {
+		return selectPaneResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
+	}
+	return selectPaneResult{PaneID: in.PaneID, WindowID: v[0], Active: v[1] == "1"}, nil
+}

@@ -1,0 +1,41 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type setMouseEnabledParams struct {
+	SessionID string `json:"sessionId,omitempty" jsonschema:"the session ($1); every session when omitted"`
+	Enabled   bool   `json:"enabled"`
+}
+
+type setMouseEnabledResult struct {
+	Scope   string `json:"scope"`
+	Enabled bool   `json:"enabled"`
+}
+
+func init() {
+	register(&typedTool[setMouseEnabledParams, setMouseEnabledResult]{toolSpec: toolSpec{
+		name:        "set_mouse_enabled",
+		toolset:     Manage,
+		title:       "Set mouse",
+		description: `Turns tmux mouse support on or off. Example: {"sessionId":"$1","enabled":true}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"change"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{"enabled": "boolean, sent as on or off"},
+		},
+	}, handle: (*server).setMouseEnabled})
+}
+
+func (s *server) setMouseEnabled(ctx context.Context, _ *mcp.CallToolRequest, in setMouseEnabledParams) (setMouseEnabledResult, error) {
+	scope, err := s.setSessionOption(ctx, in.SessionID, "mouse", onOff(in.Enabled))
+	if err != nil {
+		return setMouseEnabledResult{}, err
+	}
+	v, err := parseOnOff(scope.value)
+	return setMouseEnabledResult{Scope: scope.name, Enabled: v}, err
+}

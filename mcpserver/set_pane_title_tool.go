@@ -1,0 +1,47 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type setPaneTitleParams struct {
+	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
+	Title  string `json:"title" jsonschema:"the new title"`
+}
+
+type setPaneTitleResult struct {
+	PaneID string `json:"paneId"`
+	Title  string `json:"title"`
+}
+
+func init() {
+	register(&typedTool[setPaneTitleParams, setPaneTitleResult]{toolSpec: toolSpec{
+		name:        "set_pane_title",
+		toolset:     Manage,
+		title:       "Set pane title",
+		description: `Sets a pane's title. Example: {"paneId":"%3","title":"server"}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"change"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{"title": litFormat},
+		},
+	}, handle: (*server).setPaneTitle})
+}
+
+func (s *server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in setPaneTitleParams) (setPaneTitleResult, error) {
+	if err := checkID("pane", in.PaneID); err != nil {
+		return setPaneTitleResult{}, err
+	}
+	if err := checkPrintableText("title", in.Title); err != nil {
+		return setPaneTitleResult{}, err
+	}
+	v, err := s.runThenRead(ctx, []string{"select-pane", "-t", in.PaneID, "-T", formatArg(in.Title)}, in.PaneID, "#{pane_title}")
+	if err != nil {
+		return setPaneTitleResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
+	}
+	res := setPaneTitleResult{PaneID: in.PaneID, Title: v[0]}
+	return res, nil
+}

@@ -1,0 +1,45 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type setSynchronizePanesParams struct {
+	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
+	Enabled  bool   `json:"enabled"`
+}
+
+type setSynchronizePanesResult struct {
+	WindowID string `json:"windowId"`
+	Enabled  bool   `json:"enabled"`
+}
+
+func init() {
+	register(&typedTool[setSynchronizePanesParams, setSynchronizePanesResult]{toolSpec: toolSpec{
+		name:        "set_synchronize_panes",
+		toolset:     Manage,
+		title:       "Set synchronize-panes",
+		description: `While on, keys sent to one pane of the window reach all its panes. Example: {"windowId":"@2","enabled":false}.`,
+		capability: Capability{
+			ProcessReach:        "none",
+			Effects:             []string{"change"},
+			Outputs:             []string{"tmux-metadata"},
+			InputLiteralization: map[string]string{"enabled": "boolean, sent as on or off"},
+		},
+	}, handle: (*server).setSynchronizePanes})
+}
+
+func (s *server) setSynchronizePanes(ctx context.Context, _ *mcp.CallToolRequest, in setSynchronizePanesParams) (setSynchronizePanesResult, error) {
+	if err := checkID("window", in.WindowID); err != nil {
+		return setSynchronizePanesResult{}, err
+	}
+	out, err := s.tmux.Run(ctx, "set-option", "-w", "-t", in.WindowID, "synchronize-panes", onOff(in.Enabled),
+		";", "show-options", "-w", "-v", "-t", in.WindowID, "synchronize-panes")
+	if err != nil {
+		return setSynchronizePanesResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
+	}
+	v, err := parseOnOff(out)
+	return setSynchronizePanesResult{WindowID: in.WindowID, Enabled: v}, err
+}
