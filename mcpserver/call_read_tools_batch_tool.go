@@ -61,13 +61,13 @@ func init() {
 		name:    batchName,
 		toolset: Inspect,
 		title:   "Batch of reads",
-		description: "Runs up to 16 inspect tool calls in one request: a row per call, ok with its result or the error; after a failure, onError stop skips the rest. " +
+		description: "Up to 16 inspect tool calls in one request, a row each (result or error); onError stop skips the rest after a failure. " +
 			"Answer capped at 1,000,000 bytes. " + `Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}],"onError":"continue"}.`,
 		capability: Capability{
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"configured-command", "process-environment", "terminal-content", "tmux-metadata"},
-			InputLiteralization: map[string]string{"operations": "each operation's arguments as its own tool takes them"},
+			InputLiteralization: map[string]string{"operations": litPerTool},
 		},
 	}, handle: (*server).readBatch}})
 }
@@ -98,7 +98,7 @@ func (s *server) batchable(name string) error {
 
 func batchCapability(sel Selection) Capability {
 	c := Capability{ProcessReach: "none", Effects: []string{"observe"}, InputLiteralization: map[string]string{
-		"operations": "each operation's arguments as its own tool takes them",
+		"operations": litPerTool,
 	}}
 	for _, name := range sel.Tools {
 		t := catalog[name]

@@ -9,10 +9,10 @@ import (
 )
 
 type capturePaneParams struct {
-	PaneID      string `json:"paneId" jsonschema:"the pane id (%3)"`
-	Start       *int   `json:"start,omitempty" jsonschema:"first line: 0 is the top of the screen, negative values reach into the scrollback (-100 = 100 lines back); omitted = top of the screen"`
-	End         *int   `json:"end,omitempty" jsonschema:"last line, same numbering; omitted = bottom of the screen"`
-	JoinWrapped bool   `json:"joinWrapped,omitempty" jsonschema:"join lines the terminal wrapped at the pane's width"`
+	PaneID      string `json:"paneId"`
+	Start       *int   `json:"start,omitempty" jsonschema:"first line: 0 = top of screen, -100 = 100 lines of scrollback back"`
+	End         *int   `json:"end,omitempty" jsonschema:"last line; omitted = bottom"`
+	JoinWrapped bool   `json:"joinWrapped,omitempty" jsonschema:"join wrapped lines"`
 }
 
 type capturePaneResult struct {
@@ -26,10 +26,8 @@ func init() {
 		name:    "capture_pane",
 		toolset: Inspect,
 		title:   "Capture pane",
-		description: "The text a pane shows (its rendered screen), or part of its scrollback with start/end. " +
-			"Bounded: keeps the newest lines within the line and character budgets and reports droppedLines and droppedChars; " +
-			"blank rows at the bottom are left out. To watch a pane, prefer capture_since (only new lines). " +
-			`Example: {"paneId":"%3","start":-200,"joinWrapped":true}.`,
+		description: "A pane's screen, or scrollback with start/end; newest lines kept within the budget (droppedLines, droppedChars). " +
+			`To watch a pane use capture_since. Example: {"paneId":"%3","start":-200,"joinWrapped":true}.`,
 		capability: Capability{
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},

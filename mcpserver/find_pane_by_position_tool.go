@@ -8,7 +8,7 @@ import (
 )
 
 type findPaneParams struct {
-	WindowID string `json:"windowId" jsonschema:"the window id (@2)"`
+	WindowID string `json:"windowId"`
 	X        int    `json:"x" jsonschema:"column, 0 = left edge"`
 	Y        int    `json:"y" jsonschema:"row, 0 = top edge"`
 }
@@ -33,7 +33,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"windowId": "validated id"},
+			InputLiteralization: map[string]string{"windowId": litValidated},
 		},
 	}, handle: (*server).findPaneByPosition})
 }

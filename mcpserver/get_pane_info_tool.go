@@ -7,7 +7,7 @@ import (
 )
 
 type paneInfoParams struct {
-	PaneID string `json:"paneId" jsonschema:"the pane id (%3)"`
+	PaneID string `json:"paneId"`
 }
 
 type paneInfoResult struct {

@@ -30,12 +30,11 @@ var metadataOnly = Capability{
 
 func init() {
 	register(&typedTool[serverInfoParams, serverInfoResult]{toolSpec: toolSpec{
-		name:    "get_server_info",
-		toolset: Inspect,
-		title:   "Server info",
-		description: "Which tmux server this is: socket path, provenance, tmux version, server pid and generation, " +
-			"and how many sessions, windows and panes it has. Call it first to orient; use list_panes to find targets.",
-		capability: metadataOnly,
+		name:        "get_server_info",
+		toolset:     Inspect,
+		title:       "Server info",
+		description: "Which tmux server this is (socket, provenance, version, pid, generation) and its session, window and pane counts. Call it first.",
+		capability:  metadataOnly,
 	}, handle: (*server).serverInfo})
 }
 

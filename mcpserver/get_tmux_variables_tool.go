@@ -32,7 +32,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"tmux-metadata", "configured-command"},
-			InputLiteralization: map[string]string{"names": "validated variable names", "target": "validated id"},
+			InputLiteralization: map[string]string{"names": litValidated, "target": litValidated},
 		},
 	}, handle: (*server).tmuxVariables})
 }

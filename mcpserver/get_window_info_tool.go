@@ -9,7 +9,7 @@ import (
 )
 
 type windowInfoParams struct {
-	WindowID string `json:"windowId" jsonschema:"the window id (@2)"`
+	WindowID string `json:"windowId"`
 }
 
 type windowInfoResult struct {

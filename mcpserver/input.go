@@ -26,7 +26,7 @@ const (
 // keyInput is one piece of input for a pane: named keys or literal text,
 // then Enter if asked. send_keys takes one; send_keys_batch takes rows.
 type keyInput struct {
-	PaneID string   `json:"paneId" jsonschema:"the pane id (%3)"`
+	PaneID string   `json:"paneId"`
 	Keys   []string `json:"keys,omitempty" jsonschema:"key names: Enter, C-c, Up, F5, M-x, q"`
 	Text   string   `json:"text,omitempty" jsonschema:"literal text"`
 	Enter  bool     `json:"enter,omitempty" jsonschema:"press Enter after"`

@@ -7,8 +7,8 @@ import (
 )
 
 type killPaneParams struct {
-	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
-	Force  string `json:"force,omitempty" jsonschema:"the caller's pane id, to confirm"`
+	PaneID string `json:"paneId"`
+	Force  string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
 func init() {

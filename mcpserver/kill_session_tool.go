@@ -9,7 +9,7 @@ import (
 
 type killSessionParams struct {
 	sessionRef
-	Force string `json:"force,omitempty" jsonschema:"the caller's pane id, to confirm"`
+	Force string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
 func init() {

@@ -7,8 +7,8 @@ import (
 )
 
 type killWindowParams struct {
-	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
-	Force    string `json:"force,omitempty" jsonschema:"the caller's pane id, to confirm"`
+	WindowID string `json:"windowId"`
+	Force    string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
 func init() {

@@ -24,9 +24,8 @@ func init() {
 		name:    "list_panes",
 		toolset: Inspect,
 		title:   "List panes",
-		description: "Panes with their ids (%3), place, size, running command, pid and state. " +
-			"caller marks the pane this server runs in; watched marks panes a person's client shows; " +
-			"enrollment says where tmux_run works. " + `Example: {"windowId":"@1"}; omit both filters for every pane.`,
+		description: "Panes: id (%3), place, size, command, pid, state; caller = this server's own pane, watched = shown to a person, " +
+			`enrollment = where tmux_run works. Example: {"windowId":"@1"}, or {} for all.`,
 		capability: metadataOnly,
 	}, handle: (*server).listPanes})
 }

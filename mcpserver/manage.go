@@ -254,10 +254,7 @@ func (s *server) sessionsGone(ctx context.Context, res removedResult, sessionID 
 // rename-window, select-pane -T, -c of new-session, new-window and
 // split-window), so each such argument is doubled; manage_test.go proves
 // it per argument.
-const (
-	litFormat = "format-literal (# doubled, final ; escaped)"
-	litTarget = "exact target =name (final ; escaped)"
-)
+const ()
 
 // storedNote tells the caller when tmux stored a name other than the one
 // given: it turns ':' and '.' in session names into '_' and stores a

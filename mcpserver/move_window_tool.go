@@ -9,7 +9,7 @@ import (
 )
 
 type moveWindowParams struct {
-	WindowID  string `json:"windowId" jsonschema:"the window (@2)"`
+	WindowID  string `json:"windowId"`
 	SessionID string `json:"sessionId" jsonschema:"destination ($1)"`
 	Index     *int   `json:"index,omitempty" jsonschema:"default: first free"`
 }

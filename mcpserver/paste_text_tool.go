@@ -13,11 +13,11 @@ import (
 )
 
 type pasteTextParams struct {
-	PaneID    string `json:"paneId" jsonschema:"the pane id (%3)"`
+	PaneID    string `json:"paneId"`
 	Text      string `json:"text" jsonschema:"literal text"`
 	Enter     bool   `json:"enter,omitempty" jsonschema:"press Enter after"`
 	Bracketed bool   `json:"bracketed,omitempty" jsonschema:"bracketed paste if the program wants it"`
-	Force     string `json:"force,omitempty" jsonschema:"the caller's own pane id, to allow it"`
+	Force     string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
 type pasteTextResult struct {
@@ -36,7 +36,7 @@ func init() {
 			ProcessReach:        "pane-input",
 			Effects:             []string{"change"},
 			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"text": "literal (private buffer, paste-buffer)"},
+			InputLiteralization: map[string]string{"text": litLiteral},
 		},
 	}, handle: (*server).pasteText})
 }

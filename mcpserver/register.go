@@ -26,9 +26,31 @@ type Capability struct {
 	// configured-command, process-output.
 	Outputs []string `json:"outputs"`
 	// InputLiteralization says, per argument that reaches tmux, how it is
-	// kept from being read as a format or key name.
-	InputLiteralization map[string]string `json:"inputLiteralization"`
+	// kept from being read as a format or key name: one of the lit*
+	// values below.
+	InputLiteralization map[string]string `json:"inputLiteralization,omitempty"` // omitted: no argument reaches tmux as text
 }
+
+// The values of Capability.InputLiteralization: a short vocabulary, since
+// every tool's row travels in every tools/list.
+const (
+	// litFormat: # doubled where the command expands formats (a #…[ style
+	// run kept), a final ';' escaped: stored as given, never expanded.
+	litFormat = "format-doubled"
+	// litTarget: an exact session name, sent as the target =NAME.
+	litTarget = "exact-name"
+	// litLiteral: sent as given where tmux reads no format or key name
+	// (send-keys -l, a private paste buffer, a typed command line).
+	litLiteral = "literal"
+	// litValidated: checked against a strict grammar before tmux sees it
+	// (ids, key names, option and variable names, layouts, numbers,
+	// booleans sent as on/off).
+	litValidated = "validated"
+	// litNotSent: used by this server only (a search pattern matched in Go).
+	litNotSent = "not-sent"
+	// litPerTool: each nested operation's arguments, as its own tool.
+	litPerTool = "per-tool"
+)
 
 // toolSpec is what the model and the host read about a tool.
 type toolSpec struct {
@@ -63,10 +85,16 @@ type typedTool[In, Out any] struct {
 func (t *typedTool[In, Out]) spec() *toolSpec { return &t.toolSpec }
 
 func (t *typedTool[In, Out]) serve(s *server, mt *mcp.Tool) {
+	var args []string
+	mt.InputSchema, args = inputSchemaFor[In]()
+	mt.OutputSchema = outputSchemaFor[Out]()
 	mcp.AddTool(s.mcp, mt, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
 		ctx, cancel := s.handlerContext(ctx)
 		defer cancel()
 		defer s.recoverTool(t.name, &err)
+		if err := checkArgNames(t.name, req.Params.Arguments, args); err != nil {
+			return nil, out, err
+		}
 		out, err = t.handle(s, ctx, req, in)
 		if err != nil {
 			return nil, out, err
@@ -125,7 +153,7 @@ func register(t tool) {
 func (sp *toolSpec) mcpTool() *mcp.Tool {
 	a := sp.annotations
 	if a == nil {
-		a = annotationsFor(sp.toolset, sp.title)
+		a = annotationsFor(sp.toolset)
 	}
 	t := &mcp.Tool{
 		Name:        sp.name,
@@ -144,9 +172,9 @@ func (sp *toolSpec) mcpTool() *mcp.Tool {
 // annotationsFor sets all four hints for a tool of toolset ts: inspect tools
 // only read; manage tools change but do not destroy; execute and teardown
 // tools may destroy. tmux is a closed world.
-func annotationsFor(ts, title string) *mcp.ToolAnnotations {
+func annotationsFor(ts string) *mcp.ToolAnnotations {
 	yes, no := true, false
-	a := &mcp.ToolAnnotations{Title: title, OpenWorldHint: &no}
+	a := &mcp.ToolAnnotations{OpenWorldHint: &no} // the title is the tool's own
 	switch ts {
 	case Inspect:
 		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint = true, &no, true

@@ -7,7 +7,7 @@ import (
 )
 
 type renameWindowParams struct {
-	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
+	WindowID string `json:"windowId"`
 	Name     string `json:"name" jsonschema:"the new name"`
 }
 

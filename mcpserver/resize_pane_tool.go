@@ -9,7 +9,7 @@ import (
 )
 
 type resizePaneParams struct {
-	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
+	PaneID string `json:"paneId"`
 	Width  int    `json:"width,omitempty" jsonschema:"columns"`
 	Height int    `json:"height,omitempty" jsonschema:"rows"`
 	Zoom   bool   `json:"zoom,omitempty" jsonschema:"toggle zoom instead"`

@@ -9,7 +9,7 @@ import (
 )
 
 type resizeWindowParams struct {
-	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
+	WindowID string `json:"windowId"`
 	Width    int    `json:"width,omitempty" jsonschema:"columns"`
 	Height   int    `json:"height,omitempty" jsonschema:"rows"`
 }

@@ -8,8 +8,8 @@ import (
 )
 
 type respawnPaneParams struct {
-	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
-	Force  string `json:"force,omitempty" jsonschema:"the caller's pane id, to confirm"`
+	PaneID string `json:"paneId"`
+	Force  string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
 type respawnPaneResult struct {

@@ -20,7 +20,7 @@ type runShellCommandParams struct {
 	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
 	Command   string `json:"command" jsonschema:"shell command line"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
-	Force     string `json:"force,omitempty" jsonschema:"the caller's own pane id"`
+	Force     string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
 type runShellCommandResult struct {
@@ -45,7 +45,7 @@ func init() {
 			ProcessReach:        "pane-command",
 			Effects:             []string{"observe", "change"},
 			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{"command": "literal (send-keys -l), quoted"},
+			InputLiteralization: map[string]string{"command": litLiteral},
 		},
 	}, handle: (*server).runShellCommand})
 }

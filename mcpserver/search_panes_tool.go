@@ -68,8 +68,8 @@ func init() {
 			Effects:      []string{"observe"},
 			Outputs:      []string{"terminal-content"},
 			InputLiteralization: map[string]string{
-				"pattern":   "matched in Go, never sent to tmux",
-				"sessionId": "validated id", "windowId": "validated id", "paneId": "validated id",
+				"pattern":   litNotSent,
+				"sessionId": litValidated, "windowId": litValidated, "paneId": litValidated,
 			},
 		},
 	}, handle: (*server).searchPanes})

@@ -10,8 +10,8 @@ import (
 )
 
 type selectLayoutParams struct {
-	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
-	Layout   string `json:"layout" jsonschema:"even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (or a prefix), or a layout from list_windows"`
+	WindowID string `json:"windowId"`
+	Layout   string `json:"layout" jsonschema:"even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a list_windows layout"`
 }
 
 type selectLayoutResult struct {
@@ -29,7 +29,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"change"},
 			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"layout": "validated name or checksummed layout"},
+			InputLiteralization: map[string]string{"layout": litValidated},
 		},
 	}, handle: (*server).selectLayout})
 }

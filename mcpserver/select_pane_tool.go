@@ -7,7 +7,7 @@ import (
 )
 
 type selectPaneParams struct {
-	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
+	PaneID string `json:"paneId"`
 }
 
 type selectPaneResult struct {

@@ -7,7 +7,7 @@ import (
 )
 
 type selectWindowParams struct {
-	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
+	WindowID string `json:"windowId"`
 }
 
 type selectWindowResult struct {

@@ -9,7 +9,7 @@ import (
 
 type sendKeysBatchParams struct {
 	Rows  []keyInput `json:"rows"`
-	Force string     `json:"force,omitempty" jsonschema:"the caller's own pane id, to allow it"`
+	Force string     `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
 type sendKeysBatchResult struct {

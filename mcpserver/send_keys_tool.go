@@ -8,7 +8,7 @@ import (
 
 type sendKeysParams struct {
 	keyInput
-	Force string `json:"force,omitempty" jsonschema:"the caller's own pane id, to allow it"`
+	Force string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
 type sendKeysResult struct {
@@ -22,8 +22,8 @@ var inputCapability = Capability{
 	Effects:      []string{"change"},
 	Outputs:      []string{"tmux-metadata"},
 	InputLiteralization: map[string]string{
-		"keys": "validated key names",
-		"text": "literal (send-keys -l)",
+		"keys": litValidated,
+		"text": litLiteral,
 	},
 }
 

@@ -32,7 +32,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"change"},
 			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"lines": "integer, validated"},
+			InputLiteralization: map[string]string{"lines": litValidated},
 		},
 	}, handle: (*server).setHistoryLimit})
 }

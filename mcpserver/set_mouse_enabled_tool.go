@@ -26,7 +26,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"change"},
 			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"enabled": "boolean, sent as on or off"},
+			InputLiteralization: map[string]string{"enabled": litValidated},
 		},
 	}, handle: (*server).setMouseEnabled})
 }

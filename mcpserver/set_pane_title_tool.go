@@ -7,7 +7,7 @@ import (
 )
 
 type setPaneTitleParams struct {
-	PaneID string `json:"paneId" jsonschema:"the pane (%3)"`
+	PaneID string `json:"paneId"`
 	Title  string `json:"title" jsonschema:"the new title"`
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 type setSynchronizePanesParams struct {
-	WindowID string `json:"windowId" jsonschema:"the window (@2)"`
+	WindowID string `json:"windowId"`
 	Enabled  bool   `json:"enabled"`
 }
 
@@ -26,7 +26,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"change"},
 			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"enabled": "boolean, sent as on or off"},
+			InputLiteralization: map[string]string{"enabled": litValidated},
 		},
 	}, handle: (*server).setSynchronizePanes})
 }

@@ -42,7 +42,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"process-environment"},
-			InputLiteralization: map[string]string{"name": "validated variable name", "sessionId": "validated id"},
+			InputLiteralization: map[string]string{"name": litValidated, "sessionId": litValidated},
 		},
 	}, handle: (*server).showEnvironment})
 }

@@ -35,7 +35,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"configured-command"},
-			InputLiteralization: map[string]string{"target": "validated id"},
+			InputLiteralization: map[string]string{"target": litValidated},
 		},
 	}, handle: (*server).showHooks})
 }

@@ -41,7 +41,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"tmux-metadata", "configured-command"},
-			InputLiteralization: map[string]string{"name": "validated option name", "target": "validated id"},
+			InputLiteralization: map[string]string{"name": litValidated, "target": litValidated},
 		},
 	}, handle: (*server).showOption})
 }

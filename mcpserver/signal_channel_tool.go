@@ -26,7 +26,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"change"},
 			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"channel": "validated channel name"},
+			InputLiteralization: map[string]string{"channel": litValidated},
 		},
 	}, handle: (*server).signalChannel})
 }

@@ -12,7 +12,7 @@ import (
 )
 
 type snapshotPaneParams struct {
-	PaneID string `json:"paneId" jsonschema:"the pane id (%3)"`
+	PaneID string `json:"paneId"`
 }
 
 // snapshotPaneResult is a pane's facts and its visible screen, read in one
@@ -51,7 +51,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"terminal-content", "tmux-metadata"},
-			InputLiteralization: map[string]string{"paneId": "validated id"},
+			InputLiteralization: map[string]string{"paneId": litValidated},
 		},
 	}, handle: (*server).snapshotPane})
 }

@@ -9,7 +9,7 @@ import (
 )
 
 type splitWindowParams struct {
-	PaneID         string `json:"paneId" jsonschema:"the pane (%3)"`
+	PaneID         string `json:"paneId"`
 	Direction      string `json:"direction,omitempty" jsonschema:"horizontal (side by side) or vertical (default)"`
 	Size           int    `json:"size,omitempty" jsonschema:"percent, 1-99"`
 	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`

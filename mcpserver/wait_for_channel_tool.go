@@ -34,7 +34,7 @@ func init() {
 			ProcessReach:        "none",
 			Effects:             []string{"observe"},
 			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"channel": "validated channel name"},
+			InputLiteralization: map[string]string{"channel": litValidated},
 		},
 	}, handle: (*server).waitForChannel})
 }
