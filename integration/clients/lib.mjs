@@ -9,12 +9,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// CAPABILITIES_RESOURCE_ON_MAIN turns the tmux://capabilities reads into
-// real checks. The resource is being added on main; until it lands there,
-// the reads run but are reported as "expected" and do not count. The lead
-// flips this to true once main serves tmux://capabilities.
-export const CAPABILITIES_RESOURCE_ON_MAIN = false;
-
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 // Deadlines: generous, since CI shares two cores; nothing waits for them
@@ -49,22 +43,6 @@ export class Checks {
     else this.fail(what, detail);
     return ok;
   }
-  // expected reports a check that cannot pass yet on this branch; it
-  // counts only once its flag is on.
-  expected(flag, what, ok, detail = '') {
-    if (flag) return this.check(what, ok, detail);
-    console.log(`exp  ${what} (not counted until CAPABILITIES_RESOURCE_ON_MAIN is true)${ok ? ': already passes' : `: ${detail}`}`);
-    return ok;
-  }
-  async step(what, fn) {
-    try {
-      return await fn();
-    } catch (err) {
-      this.fail(what, err?.stack ?? String(err));
-      return undefined;
-    }
-  }
-  // finish prints "N passed, N failed" and sets the exit status.
   finish() {
     console.log(`${this.name}: ${this.passed} passed, ${this.failed} failed`);
     process.exitCode = this.failed > 0 || this.passed === 0 ? 1 : 0;

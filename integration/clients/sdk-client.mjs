@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import path from 'node:path';
-import { build, Checks, Lines, Tmux, waitFor, CAPABILITIES_RESOURCE_ON_MAIN } from './lib.mjs';
+import { build, Checks, Lines, Tmux, waitFor } from './lib.mjs';
 
 const checks = new Checks('sdk-client');
 const bins = build();
@@ -73,7 +73,7 @@ try {
     caps = err;
   }
   const text = caps?.contents?.[0]?.text ?? '';
-  checks.expected(CAPABILITIES_RESOURCE_ON_MAIN, 'tmux://capabilities reads as JSON naming tmux_run', text.includes('tmux_run') && isJSON(text), String(caps?.message ?? text).slice(0, 300));
+  checks.check('tmux://capabilities reads as JSON naming tmux_run', text.includes('tmux_run') && isJSON(text), String(caps?.message ?? text).slice(0, 300));
 } catch (err) {
   checks.fail('the SDK client session', `${err?.stack ?? err}\nserver stderr:\n${stderr.text}`);
 } finally {
