@@ -5,6 +5,7 @@ package shellsetup
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,7 +13,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 // The harness: each test gets its own tmux server on a private socket with
@@ -35,27 +37,14 @@ const (
 	quietFor  = 500 * time.Millisecond // how long "nothing arrives" is watched
 )
 
-// sh is one tmux server with one zsh pane.
+// sh is one tmux server (from internal/tmuxtest) with one zsh pane.
 type sh struct {
-	t       *testing.T
-	tmuxBin string
-	sock    string // tmux socket
-	dir     string // short private directory: tmux socket, .zshrc, history
-	pane    string // %N
-	pid     int    // #{pane_pid}
-	hist    string // HISTFILE
-}
-
-func requireTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("LIBTMUX_MCP_REQUIRE_INTEGRATION") == "1" {
-			t.Fatalf("%s is required: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
+	t    *testing.T
+	ts   *tmuxtest.Server
+	dir  string // short private directory: .zshrc, history
+	pane string // %N
+	pid  int    // #{pane_pid}
+	hist string // HISTFILE
 }
 
 // shortTempDir is a private directory with a short path (tmux and broker
@@ -73,29 +62,24 @@ func shortTempDir(t *testing.T, pattern string) string {
 	return dir
 }
 
-// newShell starts a tmux server with one zsh pane and waits for its prompt.
-// extraRC is appended to the .zshrc.
+// newShell starts a private tmux server with one zsh pane and waits for
+// its prompt. extraRC is appended to the .zshrc.
 func newShell(t *testing.T, extraRC string) *sh {
 	t.Helper()
-	tmuxBin := requireTool(t, "tmux")
-	zshBin := requireTool(t, "zsh")
+	ts := tmuxtest.Start(t)
+	tmuxtest.Need(t, "zsh")
 	dir := shortTempDir(t, "ss")
-	s := &sh{t: t, tmuxBin: tmuxBin, sock: filepath.Join(dir, "s"), dir: dir, hist: filepath.Join(dir, "hist")}
+	s := &sh{t: t, ts: ts, dir: dir, hist: filepath.Join(dir, "hist")}
 	rc := "PS1='%% '\nHISTFILE=" + quote(s.hist) + "\nSAVEHIST=100\nHISTSIZE=100\nsetopt INC_APPEND_HISTORY\n" + extraRC
 	if err := os.WriteFile(filepath.Join(dir, ".zshrc"), []byte(rc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(tmuxBin, "-S", s.sock, "-f", "/dev/null", "new-session", "-d", "-x", "150", "-y", "50",
-		"-P", "-F", "#{pane_id} #{pane_pid}", "--", zshBin, "-i")
-	// The server, and so the pane, inherits this environment.
-	cmd.Env = append(filterEnv(os.Environ(), "TMUX", "TMUX_PANE", "ZDOTDIR", "HISTFILE", "LANG", "LC_ALL", "LC_CTYPE"),
-		"LANG=C.UTF-8", "ZDOTDIR="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("start tmux: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { exec.Command(tmuxBin, "-S", s.sock, "kill-server").Run() })
-	if _, err := fmt.Sscanf(string(out), "%s %d", &s.pane, &s.pid); err != nil {
+	// The pane's zsh gets this rc and a UTF-8 locale whatever the test's
+	// own environment holds.
+	out := ts.Run("new-session", "-d", "-x", "150", "-y", "50", "-P", "-F", "#{pane_id} #{pane_pid}",
+		"--", "env", "-u", "HISTFILE", "-u", "LC_ALL", "-u", "LC_CTYPE",
+		"ZDOTDIR="+dir, "LANG=C.UTF-8", "zsh", "-i") // env execs zsh: the pane's pid is the shell's
+	if _, err := fmt.Sscanf(out, "%s %d", &s.pane, &s.pid); err != nil {
 		t.Fatalf("new-session printed %q: %v", out, err)
 	}
 	s.waitPrompt(0)
@@ -104,15 +88,7 @@ func newShell(t *testing.T, extraRC string) *sh {
 
 // tmux runs one tmux command on this server; its stderr is in the error.
 func (s *sh) tmux(args ...string) (string, error) {
-	cmd := exec.Command(s.tmuxBin, append([]string{"-S", s.sock}, args...)...)
-	cmd.Env = append(filterEnv(os.Environ(), "TMUX", "TMUX_PANE"), "LANG=C.UTF-8")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("tmux %q: %v: %s", args, err, stderr.String())
-	}
-	return string(out), nil
+	return s.ts.Client.Run(context.Background(), args...)
 }
 
 func (s *sh) must(args ...string) string {
