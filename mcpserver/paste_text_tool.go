@@ -92,6 +92,7 @@ func (s *server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in paste
 		return pasteTextResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
 	pasted = true
+	s.noteTyped(in.PaneID, in.Text)
 	return pasteTextResult{PaneID: in.PaneID, Bytes: len(in.Text)}, nil
 }
 

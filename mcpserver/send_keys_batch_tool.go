@@ -58,6 +58,7 @@ func (s *server) sendKeysBatch(ctx context.Context, _ *mcp.CallToolRequest, in s
 		if err != nil {
 			return sendKeysBatchResult{}, fmt.Errorf("row %d: %w; %s", i, err, sentRows(i, len(in.Rows)))
 		}
+		s.noteTypedAll(c.cohort, row.Text)
 		res.Rows = append(res.Rows, sendKeysResult{PaneID: row.PaneID, Cohort: c.cohort})
 	}
 	return res, nil

@@ -51,5 +51,14 @@ func (s *server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKe
 	if err := s.send(ctx, in.keyInput, args); err != nil {
 		return sendKeysResult{}, err
 	}
+	s.noteTypedAll(c.cohort, in.Text)
 	return sendKeysResult{PaneID: in.PaneID, Cohort: c.cohort}, nil
+}
+
+// noteTypedAll tells wait_for_text that text was typed into each pane, so
+// the echo of it is not taken for the program's output.
+func (s *server) noteTypedAll(panes []string, text string) {
+	for _, p := range panes {
+		s.noteTyped(p, text)
+	}
 }

@@ -185,3 +185,27 @@ func TestWaitForTextPaneDiesAndStays(t *testing.T) {
 		t.Errorf("program gone, pane kept: %+v after %s; want pane_died within a few seconds", got.Outcome, time.Since(begin))
 	}
 }
+
+// TestWaitForTextIgnoresTypedInput: text this server typed with send_keys
+// or paste_text shows in the pane as the shell's echo, which is not output.
+func TestWaitForTextIgnoresTypedInput(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := bashSession(t, ts, "typed")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true, Attended: "ignore"}})
+	for _, tc := range []struct{ tool, text string }{
+		{"send_keys", "zz-typed-by-send-keys"},
+		{"paste_text", "zz-typed-by-paste"},
+	} {
+		if msg := call(t, cs, tc.tool, map[string]any{"paneId": pane, "text": tc.text}, nil); msg != "" {
+			t.Fatalf("%s: %s", tc.tool, msg)
+		}
+		ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, tc.text) })
+		got := answer(t, waitText(t, cs, map[string]any{"paneId": pane, "pattern": tc.text, "timeoutMs": 500}))
+		if got.Outcome != "timed_out" {
+			t.Errorf("%s: wait_for_text on the echo of typed text = %s (%q); want timed_out", tc.tool, got.Outcome, got.Match)
+		}
+		if msg := call(t, cs, "send_keys", map[string]any{"paneId": pane, "keys": []string{"C-u"}}, nil); msg != "" {
+			t.Fatal(msg)
+		}
+	}
+}
