@@ -78,8 +78,8 @@ func TestThousandWaitsLeakNothing(t *testing.T) {
 	for i := range 1000 {
 		wait(i)
 	}
-	after := measure(t, before.goroutines)
-	if after.goroutines > before.goroutines || after.fds > before.fds || after.children > before.children {
+	after := settle(t, before)
+	if after.grew(before) {
 		t.Errorf("after 1,000 waits: %+v; before: %+v (goroutines, open fds and child processes must not grow)", after, before)
 	}
 	t.Logf("after 1,000 waits: %+v; before: %+v", after, before)
