@@ -115,21 +115,16 @@ func (b *Broker) readPrompt(sh *shell, p *prompt) {
 		if err != nil {
 			return
 		}
-		f := strings.Split(line, " ")
-		rep := reply{word: f[0], fields: f}
-		if len(f) > 1 {
-			rep.id = f[1]
+		rep, n, verdict := parseReply(line)
+		switch verdict {
+		case replyBadGo:
+			b.cfg.Log.Warn("tmux_run shell sent a malformed GO", slog.String("pane", sh.e.Pane), slog.String("line", line))
+			return
+		case replyUnknown:
+			b.cfg.Log.Warn("tmux_run shell said something unexpected", slog.String("pane", sh.e.Pane), slog.String("line", line))
+			continue
 		}
-		switch f[0] {
-		case WordGo:
-			n := -1
-			if len(f) == 3 {
-				n, _ = strconv.Atoi(f[2])
-			}
-			if n < 1 || n > job.MaxDir+1+job.MaxEnv {
-				b.cfg.Log.Warn("tmux_run shell sent a malformed GO", slog.String("pane", sh.e.Pane), slog.String("line", line))
-				return
-			}
+		if n > 0 {
 			payload := make([]byte, n)
 			p.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 			_, err = io.ReadFull(p.r, payload)
@@ -137,23 +132,55 @@ func (b *Broker) readPrompt(sh *shell, p *prompt) {
 			if err != nil {
 				return
 			}
-			dir, env, _ := bytes.Cut(payload, []byte{0})
-			rep.dir = string(dir)
-			if len(env) > 0 {
-				for _, kv := range bytes.Split(env, []byte{0}) {
-					rep.env = append(rep.env, string(kv))
-				}
-			}
-		case WordBusy, WordFail, WordErr:
-		default:
-			b.cfg.Log.Warn("tmux_run shell said something unexpected", slog.String("pane", sh.e.Pane), slog.String("line", line))
-			continue
+			rep.dir, rep.env = parseGoPayload(payload)
 		}
 		select {
 		case p.replies <- rep:
 		default: // nobody waits: a late answer to an abandoned run
 		}
 	}
+}
+
+// What parseReply made of a line.
+const (
+	replyOK      = iota // an answer; a GO's payload follows
+	replyBadGo          // a GO without a payload length in range: the connection is dropped
+	replyUnknown        // not an answer: the line is ignored
+)
+
+// parseReply reads one line the shell sent on a prompt connection (without its \n). For GO, n
+// is the length of the payload that follows the line; for other answers it is 0.
+func parseReply(line string) (rep reply, n int, verdict int) {
+	f := strings.Split(line, " ")
+	rep = reply{word: f[0], fields: f}
+	if len(f) > 1 {
+		rep.id = f[1]
+	}
+	switch f[0] {
+	case WordGo:
+		n = -1
+		if len(f) == 3 {
+			n, _ = strconv.Atoi(f[2])
+		}
+		if n < 1 || n > job.MaxDir+1+job.MaxEnv {
+			return rep, 0, replyBadGo
+		}
+		return rep, n, replyOK
+	case WordBusy, WordFail, WordErr:
+		return rep, 0, replyOK
+	}
+	return rep, 0, replyUnknown
+}
+
+// parseGoPayload splits a GO payload: $PWD NUL NAME=value NUL ...
+func parseGoPayload(payload []byte) (dir string, env []string) {
+	d, rest, _ := bytes.Cut(payload, []byte{0})
+	if len(rest) > 0 {
+		for _, kv := range bytes.Split(rest, []byte{0}) {
+			env = append(env, string(kv))
+		}
+	}
+	return string(d), env
 }
 
 // watchShell marks the enrollment lost when the shell process exits. EOF on a connection is no

@@ -40,6 +40,23 @@ func measure(t *testing.T, baseline int) usage {
 	return usage{goroutines: runtime.NumGoroutine(), fds: len(fds), children: children(t)}
 }
 
+// grew reports whether u holds more of anything than before.
+func (u usage) grew(before usage) bool {
+	return u.goroutines > before.goroutines || u.fds > before.fds || u.children > before.children
+}
+
+// settle measures until nothing grew since before, or 5 s have passed: a tmux command or a
+// control-mode connection in flight at one moment is not a leak; one that stays is.
+func settle(t *testing.T, before usage) usage {
+	t.Helper()
+	after := measure(t, before.goroutines)
+	for deadline := time.Now().Add(5 * time.Second); after.grew(before) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // polling the process's own counts
+		after = measure(t, before.goroutines)
+	}
+	return after
+}
+
 // children counts live processes whose parent is this process.
 func children(t *testing.T) int {
 	t.Helper()
@@ -135,8 +152,8 @@ func TestThousandRunsLeakNothing(t *testing.T) {
 	for range 1000 {
 		run()
 	}
-	after := measure(t, before.goroutines)
-	if after.goroutines > before.goroutines || after.fds > before.fds || after.children > before.children {
+	after := settle(t, before)
+	if after.grew(before) {
 		t.Errorf("after 1,000 runs: %+v; before: %+v (goroutines, open fds and child processes must not grow)", after, before)
 	}
 	cs.Close()

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/libtmux/libtmux-mcp/internal/config"
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/libtmux/libtmux-mcp/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestThousandWaitsLeakNothing serves the whole program in this process and makes 1,000 short
+// waits in turn (wait_for_text that times out after 1 ms, capture_since that waits 1 ms for
+// lines that never come), each through a control-mode connection: goroutines, open fds and child processes must not grow.
+func TestThousandWaitsLeakNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 waits; skipped with -short")
+	}
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("leak", "sh", "-c", "echo ready; exec sleep 600")
+	ts.WaitFor(pane, func(s string) bool { return strings.HasPrefix(s, "ready") })
+	names := config.Names{Tools: mcpserver.ToolNames(), Toolsets: mcpserver.Toolsets}
+	cfg, err := config.Load([]string{"--socket", ts.Socket, "--log-level", "error"},
+		func(string) (string, bool) { return "", false }, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	stderr := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, st, stderr) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "leak", Version: "0"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		if res.IsError {
+			t.Fatalf("%s: %s %v\nstderr: %s", name, raw, res.Content, stderr)
+		}
+		var obj map[string]any
+		json.Unmarshal(raw, &obj)
+		return obj
+	}
+	cursor := call("capture_since", map[string]any{"paneId": pane})["cursor"]
+	wait := func(i int) {
+		t.Helper()
+		if i%2 == 0 {
+			obj := call("wait_for_text", map[string]any{"paneId": pane, "pattern": "never printed", "timeoutMs": 1})
+			if obj["outcome"] != "timed_out" {
+				t.Fatalf("wait_for_text: %v", obj)
+			}
+			return
+		}
+		obj := call("capture_since", map[string]any{"paneId": pane, "cursor": cursor, "waitMs": 1})
+		if lines, _ := obj["lines"].([]any); len(lines) > 0 {
+			t.Fatalf("capture_since found lines in a quiet pane: %v", obj)
+		}
+		if obj["streaming"] != true {
+			t.Fatalf("capture_since did not wait through control mode: %v", obj)
+		}
+		cursor = obj["cursor"]
+	}
+	for i := range 20 { // warm up pools and lazily started goroutines and processes
+		wait(i)
+	}
+	before := measure(t, 0)
+	for i := range 1000 {
+		wait(i)
+	}
+	after := settle(t, before)
+	if after.grew(before) {
+		t.Errorf("after 1,000 waits: %+v; before: %+v (goroutines, open fds and child processes must not grow)", after, before)
+	}
+	t.Logf("after 1,000 waits: %+v; before: %+v", after, before)
+	cs.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
