@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/internal/testbin"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
-	"github.com/libtmux/libtmux-mcp/mcpserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // usage is what a long-lived server holds that a leak would grow.
@@ -92,37 +87,9 @@ func TestThousandRunsLeakNothing(t *testing.T) {
 	tmuxtest.Need(t, "zsh")
 	pane := ts.ZshSession("leak")
 	file := filepath.Join(ts.Dir, "enroll.zsh")
-	names := config.Names{Tools: mcpserver.ToolNames(), Toolsets: mcpserver.Toolsets}
-	env := map[string]string{"LIBTMUX_MCP_SHELL_ANSWER_MS": "10000"}
-	cfg, err := config.Load([]string{"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane + "=" + file, "--helper", bins.Helper, "--log-level", "error"},
-		func(k string) (string, bool) { v, ok := env[k]; return v, ok }, names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	st, ct := mcp.NewInMemoryTransports()
-	stderr := &lockedBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, st, stderr) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "leak", Version: "0"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := func(name string, args map[string]any) map[string]any {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		raw, _ := json.Marshal(res.StructuredContent)
-		var obj map[string]any
-		json.Unmarshal(raw, &obj)
-		if res.IsError {
-			t.Fatalf("%s: %s", name, raw)
-		}
-		return obj
-	}
+	p := serveInProcess(t, []string{"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane + "=" + file, "--helper", bins.Helper, "--log-level", "error"},
+		map[string]string{"LIBTMUX_MCP_SHELL_ANSWER_MS": "10000"})
+	call := p.call
 	ts.WaitFor(pane, func(string) bool { _, err := os.Stat(file); return err == nil })
 	ts.Type(pane, "source "+file, true)
 	var gen string
@@ -134,7 +101,7 @@ func TestThousandRunsLeakNothing(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the pane never enrolled; it shows:\n%s\nstderr: %s", ts.Capture(pane), stderr)
+			t.Fatalf("the pane never enrolled; it shows:\n%s\nstderr: %s", ts.Capture(pane), p.stderr)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the pane's state
 	}
@@ -156,11 +123,7 @@ func TestThousandRunsLeakNothing(t *testing.T) {
 	if after.grew(before) {
 		t.Errorf("after 1,000 runs: %+v; before: %+v (goroutines, open fds and child processes must not grow)", after, before)
 	}
-	cs.Close()
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("serve: %v", err)
-	}
+	p.stop()
 }
 
 // lockedBuffer is an io.Writer safe for the server's goroutines.

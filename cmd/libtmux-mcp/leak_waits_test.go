@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
-	"github.com/libtmux/libtmux-mcp/mcpserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestThousandWaitsLeakNothing serves the whole program in this process and makes 1,000 short
@@ -22,36 +17,8 @@ func TestThousandWaitsLeakNothing(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("leak", "sh", "-c", "echo ready; exec sleep 600")
 	ts.WaitFor(pane, func(s string) bool { return strings.HasPrefix(s, "ready") })
-	names := config.Names{Tools: mcpserver.ToolNames(), Toolsets: mcpserver.Toolsets}
-	cfg, err := config.Load([]string{"--socket", ts.Socket, "--log-level", "error"},
-		func(string) (string, bool) { return "", false }, names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	st, ct := mcp.NewInMemoryTransports()
-	stderr := &lockedBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, st, stderr) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "leak", Version: "0"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := func(name string, args map[string]any) map[string]any {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		raw, _ := json.Marshal(res.StructuredContent)
-		if res.IsError {
-			t.Fatalf("%s: %s %v\nstderr: %s", name, raw, res.Content, stderr)
-		}
-		var obj map[string]any
-		json.Unmarshal(raw, &obj)
-		return obj
-	}
+	p := serveInProcess(t, []string{"--socket", ts.Socket, "--log-level", "error"}, nil)
+	call := p.call
 	cursor := call("capture_since", map[string]any{"paneId": pane})["cursor"]
 	wait := func(i int) {
 		t.Helper()
@@ -83,9 +50,5 @@ func TestThousandWaitsLeakNothing(t *testing.T) {
 		t.Errorf("after 1,000 waits: %+v; before: %+v (goroutines, open fds and child processes must not grow)", after, before)
 	}
 	t.Logf("after 1,000 waits: %+v; before: %+v", after, before)
-	cs.Close()
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("serve: %v", err)
-	}
+	p.stop()
 }
