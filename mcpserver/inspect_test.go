@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -190,21 +188,9 @@ func TestCallerAndWatchedPanes(t *testing.T) {
 	otherWindowPane := strings.TrimSpace(ts.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=work", "sh"))
 	// A person's client: a real tmux client attached from inside another
 	// session's pane (with TMUX unset so tmux allows the nesting).
-	viewer := ts.NewSession("viewer", "env", "-u", "TMUX", "tmux", "-S", ts.Socket, "attach", "-t", "=work")
+	viewer := ts.AttachPerson("work")
 	// A control client is a program, not a person.
-	ctl := exec.Command("tmux", "-S", ts.Socket, "-C", "attach", "-t", "=work")
-	ctlIn, _ := ctl.StdinPipe()
-	if err := ctl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctlIn.Close(); ctl.Process.Kill(); ctl.Wait() })
-	deadline := time.Now().Add(15 * time.Second)
-	for strings.Count(ts.Run("list-clients", "-F", "#{client_control_mode}"), "\n") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("clients never attached: %q", ts.Run("list-clients"))
-		}
-		time.Sleep(20 * time.Millisecond) // polling tmux state
-	}
+	ts.AttachControl("work")
 	info, err := ts.Client.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,39 +120,18 @@ func TestAttendedDecision(t *testing.T) {
 	}
 }
 
-// attachPerson attaches a person's client (a real terminal client, run
-// by a nested tmux inside a pane of its own session) to session and
-// returns that viewer pane: keys typed there are the person's keystrokes.
-func attachPerson(t *testing.T, ts *tmuxtest.Server, session string) string {
-	t.Helper()
-	viewer := ts.NewSession("viewer-"+session, "env", "-u", "TMUX", "tmux", "-S", ts.Socket, "attach", "-t", "="+session)
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode} #{session_name}"), "0 "+session+"\n") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the person's client never attached: %q", ts.Run("list-clients"))
-		}
-		time.Sleep(20 * time.Millisecond) // polling tmux state
-	}
-	return viewer
-}
-
 // TestAttendedWithARealClient types a key on a person's attached client
 // and checks each LIBTMUX_MCP_ATTENDED mode through send_keys and
 // paste_text.
 func TestAttendedWithARealClient(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	watched := catPane(ts, "work")
-	viewer := attachPerson(t, ts, "work")
+	viewer := ts.AttachPerson("work")
 	// The person types: the key goes through their client into the pane.
 	ts.Type(viewer, "k", false)
 	ts.WaitFor(watched, func(s string) bool { return strings.Contains(s, "k") })
 	// A control client on the same window is not a person.
-	ctl := exec.Command("tmux", "-S", ts.Socket, "-C", "attach", "-t", "=work")
-	ctlIn, _ := ctl.StdinPipe()
-	if err := ctl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctlIn.Close(); ctl.Process.Kill(); ctl.Wait() })
+	ts.AttachControl("work")
 
 	typing := connect(t, ts, Deps{})
 	for _, tool := range []string{"send_keys", "paste_text"} {

@@ -1,11 +1,9 @@
 package mcpserver
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
@@ -140,21 +138,9 @@ func TestTeardownRefusesWatchedPane(t *testing.T) {
 	watched := ts.NewSession("work", "sh")
 	watchedWindow, workSession := tmuxSays(ts, watched, "#{window_id}"), tmuxSays(ts, watched, "#{session_id}")
 	hidden := strings.TrimSpace(ts.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=work:", "sh"))
-	ts.NewSession("viewer", "env", "-u", "TMUX", "tmux", "-S", ts.Socket, "attach", "-t", "=work")
+	ts.AttachPerson("work")
 	robot := ts.NewSession("robot", "sh")
-	ctl := exec.Command("tmux", "-S", ts.Socket, "-C", "attach", "-t", "=robot")
-	ctlIn, _ := ctl.StdinPipe()
-	if err := ctl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctlIn.Close(); ctl.Process.Kill(); ctl.Wait() })
-	deadline := time.Now().Add(15 * time.Second)
-	for strings.Count(ts.Run("list-clients", "-F", "#{client_control_mode}"), "\n") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("clients never attached: %q", ts.Run("list-clients"))
-		}
-		time.Sleep(20 * time.Millisecond) // polling tmux state
-	}
+	ts.AttachControl("robot")
 	caller := ts.NewSession("me", "sh")
 	cs := connectAll(t, ts, caller, Deps{Limits: Limits{Attended: "watched"}})
 

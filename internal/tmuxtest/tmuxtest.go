@@ -164,3 +164,42 @@ func (s *Server) WaitCommand(pane, command string) {
 		time.Sleep(20 * time.Millisecond) // polling interval, not synchronization
 	}
 }
+
+// AttachPerson attaches a person's client to session: a real terminal
+// client, run by a nested tmux in a pane of a session of its own. It waits
+// until the client is attached and returns that viewer pane, where keys
+// typed are the person's keystrokes.
+func (s *Server) AttachPerson(session string) string {
+	s.t.Helper()
+	viewer := s.NewSession("viewer-"+session, "env", "-u", "TMUX", "tmux", "-S", s.Socket, "attach", "-t", "="+session)
+	s.waitClient("0 " + session + "\n")
+	return viewer
+}
+
+// AttachControl attaches a control-mode client (a program, not a person)
+// to session, waits until it is attached, and detaches it in t.Cleanup.
+func (s *Server) AttachControl(session string) {
+	s.t.Helper()
+	ctl := exec.Command("tmux", "-S", s.Socket, "-C", "attach", "-t", "="+session)
+	in, err := ctl.StdinPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := ctl.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { in.Close(); ctl.Process.Kill(); ctl.Wait() })
+	s.waitClient("1 " + session + "\n")
+}
+
+// waitClient polls list-clients until a row equals want, for at most 15 s.
+func (s *Server) waitClient(want string) {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(s.Run("list-clients", "-F", "#{client_control_mode} #{session_name}"), want) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("no client %q attached: %q", strings.TrimSpace(want), s.Run("list-clients"))
+		}
+		time.Sleep(20 * time.Millisecond) // polling tmux state
+	}
+}
