@@ -8,15 +8,17 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/mcpserver"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
-// Defaults and ceilings of the configuration.
+// Defaults and ceilings of the configuration. The read and wait defaults
+// are the MCP surface's own, so an embedder of mcpserver gets the same.
 const (
-	DefaultWaitMax        = 30 * time.Second
+	DefaultWaitMax        = mcpserver.DefaultWaitMax
 	MaxWaitMax            = 120 * time.Second
-	DefaultMaxResultLines = 200
-	DefaultMaxResultChars = 65536
+	DefaultMaxResultLines = mcpserver.DefaultMaxResultLines
+	DefaultMaxResultChars = mcpserver.DefaultMaxResultChars
 	DefaultRunTimeout     = 120 * time.Second
 	DefaultEnrollTimeout  = 60 * time.Second
 	MaxEnrollTimeout      = 300 * time.Second
