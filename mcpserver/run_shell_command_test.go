@@ -237,7 +237,6 @@ func TestRunShellCommandPaneDiesAndStays(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.ZshSession("z")
-	pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
 	done := make(chan runShellCommandResult, 1)
 	go func() {
@@ -246,7 +245,7 @@ func TestRunShellCommandPaneDiesAndStays(t *testing.T) {
 		done <- out
 	}()
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
-	ts.Run("run-shell", "kill -9 "+pid)
+	ts.KillPaneProcess(pane)
 	select {
 	case got := <-done:
 		// The shell's death hangs up its job: the frame's exit trap may

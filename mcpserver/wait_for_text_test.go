@@ -174,12 +174,11 @@ func TestWaitForTextPaneDiesAndStays(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.NewSession("s", "sleep", "600")
-	pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
 	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 20000})
 	waitingOn(t, ts)
 	begin := time.Now()
-	ts.Run("run-shell", "kill -9 "+pid)
+	ts.KillPaneProcess(pane)
 	got := answer(t, ch)
 	if got.Outcome != "pane_died" || time.Since(begin) > 5*time.Second {
 		t.Errorf("program gone, pane kept: %+v after %s; want pane_died within a few seconds", got.Outcome, time.Since(begin))

@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +93,19 @@ func (s *Server) Run(args ...string) string {
 		s.t.Fatal(err)
 	}
 	return out
+}
+
+// KillPaneProcess sends SIGKILL to the process a pane started (its
+// #{pane_pid}) straight from the test, not through a tmux job.
+func (s *Server) KillPaneProcess(pane string) {
+	s.t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(s.Run("display-message", "-p", "-t", pane, "#{pane_pid}")))
+	if err != nil {
+		s.t.Fatalf("pane_pid of %s: %v", pane, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		s.t.Fatalf("kill %d (%s): %v", pid, pane, err)
+	}
 }
 
 // NewSession creates a detached session running command (the default
