@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,12 +116,15 @@ func BenchmarkCaptureBaseline(b *testing.B) {
 
 // BenchmarkTmuxRunThroughput256KiB measures a script that writes 256 KiB
 // to stdout, end to end (the answer carries it twice, as structured content
-// and as text); it reports the median call and the rate.
+// and as text); it reports the median call, the rate, and the CPU the
+// server and the client spent per call.
 func BenchmarkTmuxRunThroughput256KiB(b *testing.B) {
 	e := enrollPane(b)
 	args := map[string]any{"script": "head -c 262144 /dev/zero | tr '\\0' x", "stdout_limit": 262144}
 	samples := make([]time.Duration, 0, b.N)
 	b.SetBytes(262144)
+	server := e.p.cmd.Process.Pid
+	serverTicks, clientCPU := cpuTicks(b, server), selfCPU(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		begin := time.Now()
@@ -134,6 +138,19 @@ func BenchmarkTmuxRunThroughput256KiB(b *testing.B) {
 	median, p95 := quantiles(samples)
 	b.ReportMetric(ms(median), "median-ms")
 	b.ReportMetric(ms(p95), "p95-ms")
+	// Where a call's time goes: the server's CPU (run, broker, encoding)
+	// and this process's, the go-sdk client decoding the answer.
+	b.ReportMetric(float64(cpuTicks(b, server)-serverTicks)*10/float64(b.N), "server-cpu-ms")
+	b.ReportMetric(ms((selfCPU(b)-clientCPU)/time.Duration(b.N)), "client-cpu-ms")
+}
+
+// selfCPU is this process's user and system CPU time so far.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func withTarget(e *enrolled, args map[string]any) map[string]any {

@@ -194,7 +194,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := encode(msg)
 	if err != nil {
 		return fmt.Errorf("encode a JSON-RPC message: %w", err)
 	}
