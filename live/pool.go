@@ -146,11 +146,18 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 			cancel()
 		}
 	}
+	// An open connection wins over a ctx that ended meanwhile: a select
+	// with both ready picks at random, and a short wait would then be
+	// refused a connection that was there all along.
 	select {
 	case <-s.ready:
-	case <-ctx.Done():
-		w.Close()
-		return nil, ctx.Err()
+	default:
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			w.Close()
+			return nil, ctx.Err()
+		}
 	}
 	if s.err != nil {
 		w.Close()

@@ -274,3 +274,26 @@ func TestPoolWatchGivesUpWithItsContext(t *testing.T) {
 		t.Errorf("the other watch of the dial: %v; want it to get the connection", err)
 	}
 }
+
+// TestPoolOpenConnectionBeatsEndedContext: a wait as short as 1 ms may
+// have used up its context by the time it registers; an open connection
+// is still handed over (never refused at random).
+func TestPoolOpenConnectionBeatsEndedContext(t *testing.T) {
+	d := &fakeDialer{}
+	p := New(d.dial, time.Hour)
+	defer p.Close()
+	first, err := p.Watch(context.Background(), "$1", "%1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 200 {
+		w, err := p.Watch(ended, "$1", "%1", true)
+		if err != nil {
+			t.Fatalf("watch %d with an ended context on an open connection: %v", i, err)
+		}
+		w.Close()
+	}
+}
