@@ -307,6 +307,11 @@ func (cc *Control) Command(ctx context.Context, args ...string) (string, error) 
 	case r := <-p.reply:
 		return r.out, r.err
 	case <-ctx.Done():
+		select { // an answer already here wins over a ctx that just ended
+		case r := <-p.reply:
+			return r.out, r.err
+		default:
+		}
 		return "", cc.commandError(args, fmt.Errorf("%w (no answer over the tmux control connection)", ctx.Err()))
 	}
 }
