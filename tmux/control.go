@@ -414,6 +414,11 @@ func (cc *Control) read() {
 		if msg == "" {
 			msg = cc.stderr.String()
 		}
+		if msg == "" && exit != nil {
+			// A server that dies while the client connects: tmux -C says
+			// so on stdout only, as "%exit server exited unexpectedly".
+			msg = exit.Reason
+		}
 		if waitErr == nil {
 			waitErr = errors.New("tmux exited before attaching")
 		}

@@ -481,6 +481,26 @@ func TestControlNoServer(t *testing.T) {
 	}
 }
 
+// TestControlServerDiesWhileAttaching: a server that is going away as the
+// client connects (kill-server has answered, the socket is still there)
+// makes tmux -C print "%exit server exited unexpectedly" on stdout, exit 1
+// and say nothing on stderr. A stand-in tmux answers exactly that, so the
+// race the real test above only sometimes hits is tried every time.
+func TestControlServerDiesWhileAttaching(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tmux")
+	script := "#!/bin/sh\nprintf '%%exit server exited unexpectedly\\n'\nexit 1\n"
+	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c, err := tmux.NewClient(tmux.Route{Bin: bin, SocketPath: "/nonexistent/s"}, tmux.DefaultTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Control(ctx10(t), "$0"); !errors.Is(err, tmux.ErrNoServer) {
+		t.Errorf("Control as the server dies: %v; want ErrNoServer", err)
+	}
+}
+
 func BenchmarkControlRoundTrip(b *testing.B) {
 	_, cc, pane := attach(b)
 	ctx := context.Background()
