@@ -265,7 +265,13 @@ func TestTmuxRunShellNotReady(t *testing.T) {
 		t.Errorf("not_at_prompt took %s", d)
 	}
 	// The prompt comes back and the queued request is cancelled, not run.
-	e.ts.WaitFor(e.pane, func(string) bool { _, err := os.Stat(flag); return err == nil })
+	// (The flag exists while touch still has the terminal: wait for the
+	// prompt itself, as a person would before trying again.)
+	e.ts.WaitFor(e.pane, func(s string) bool {
+		_, err := os.Stat(flag)
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		return err == nil && lines[len(lines)-1] == "%"
+	})
 	data(t, e.run(t, context.Background(), map[string]any{"script": "true"}))
 	if _, err := os.Stat(mark); err == nil {
 		t.Error("a refused request ran later")
