@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 // typeAndWait types a command line at the enrolled prompt and waits until the shell printed
@@ -76,15 +78,12 @@ func TestTmuxRunCommandsInheritNothing(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling process state
 	}
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+	if extra := tmuxtest.ExtraFDs(t, pid, 2*time.Second); len(extra) != 0 {
+		t.Errorf("the sleep holds %q; want only its terminal on 0-2", extra)
 	}
-	for _, ent := range ents {
-		target, _ := os.Readlink(dir + "/" + ent.Name())
-		if n, _ := strconv.Atoi(ent.Name()); n > 2 || strings.HasPrefix(target, "socket:") || strings.Contains(target, "libtmux-mcp-broker") {
-			t.Errorf("the sleep holds fd %s -> %s; want only its terminal on 0-2", ent.Name(), target)
+	for fd := range 3 {
+		if target, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd)); !strings.HasPrefix(target, "/dev/pts/") {
+			t.Errorf("the sleep's fd %d -> %q; want its terminal", fd, target)
 		}
 	}
 	if got := e.stdoutOf(t, "echo still"); got != "still\n" {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 const eid = "e0_enrollment-ID"
@@ -205,8 +207,8 @@ func TestNoConnectionDuringForegroundCommand(t *testing.T) {
 	c.eof()
 	s.waitFor("sleep in the foreground", func([]string) bool { return s.paneFormat("#{pane_current_command}") == "sleep" })
 	sleep := childPID(t, s.pid)
-	if fds := fdTargets(t, sleep); len(fds) != 3 {
-		t.Errorf("the sleep started at the enrolled prompt holds %q; want only fds 0-2", fds)
+	if extra := tmuxtest.ExtraFDs(t, sleep, 2*time.Second); len(extra) != 0 {
+		t.Errorf("the sleep started at the enrolled prompt holds %q; want only fds 0-2", extra)
 	}
 	b.noConnection()
 	s.waitPrompt(before)

@@ -218,3 +218,31 @@ func (s *Server) waitClient(want string) {
 		time.Sleep(20 * time.Millisecond) // polling tmux state
 	}
 }
+
+// ExtraFDs lists a process's open descriptors above 2 ("N -> target"),
+// once any it opens for itself are closed again: a program such as sleep
+// opens and closes locale files as it starts, while a descriptor it
+// inherited stays. It reads /proc/PID/fd until only 0-2 are left or
+// settle has passed, and returns what is left over 2.
+func ExtraFDs(t testing.TB, pid int, settle time.Duration) []string {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	deadline := time.Now().Add(settle)
+	for {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var extra []string
+		for _, e := range ents {
+			if n, _ := strconv.Atoi(e.Name()); n > 2 {
+				target, _ := os.Readlink(dir + "/" + e.Name())
+				extra = append(extra, e.Name()+" -> "+target)
+			}
+		}
+		if len(extra) == 0 || time.Now().After(deadline) {
+			return extra
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc: nothing signals a close
+	}
+}
