@@ -28,6 +28,7 @@ type captureSinceResult struct {
 func init() {
 	register(&typedTool[captureSinceParams, captureSinceResult]{toolSpec: toolSpec{
 		name:    "capture_since",
+		blocks:  true,
 		toolset: Inspect,
 		title:   "Capture since cursor",
 		description: "Only the lines a pane finished since your cursor, and the next cursor (omit it the first time). continuous:false: cleared or outran its history. " +

@@ -40,6 +40,19 @@ func ToolNames() []string {
 	return names
 }
 
+// BlockingTools names the tools whose calls wait on the world (waits and
+// runs) and could outlive their client by minutes, sorted.
+func BlockingTools() []string {
+	var names []string
+	for n, t := range catalog {
+		if t.spec().blocks {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Selection is the frozen tool surface of one server. New keeps its own
 // copy, so changing a Selection (or the environment) after New changes
 // nothing a client sees.

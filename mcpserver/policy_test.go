@@ -132,3 +132,12 @@ func plus(a []string, b ...string) []string { return sorted(append(slices.Clone(
 func minus(a []string, b ...string) []string {
 	return slices.DeleteFunc(slices.Clone(a), func(s string) bool { return slices.Contains(b, s) })
 }
+
+// TestBlockingTools: the calls stdin EOF cancels at once are exactly the
+// waits and the runs; every other call read before EOF gets its answer.
+func TestBlockingTools(t *testing.T) {
+	want := []string{"capture_since", "run_shell_command", "tmux_run", "wait_for_channel", "wait_for_text"}
+	if got := BlockingTools(); !slices.Equal(got, want) {
+		t.Errorf("BlockingTools() = %v; want %v", got, want)
+	}
+}

@@ -64,6 +64,9 @@ type toolSpec struct {
 	// inputSchema and outputSchema are given only by raw tools; typed
 	// tools infer theirs from their parameter and result types.
 	inputSchema, outputSchema json.RawMessage
+	// blocks marks a call that waits on the world (a wait or a run) and
+	// could outlive its client: stdin EOF cancels it at once.
+	blocks bool
 }
 
 // tool is one entry of the catalog: a spec and a way to serve it.

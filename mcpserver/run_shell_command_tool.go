@@ -37,6 +37,7 @@ type runShellCommandResult struct {
 func init() {
 	register(&typedTool[runShellCommandParams, runShellCommandResult]{toolSpec: toolSpec{
 		name:    "run_shell_command",
+		blocks:  true,
 		toolset: Execute,
 		title:   "Run shell command",
 		description: "Runs a command in a pane's shell (in a subshell), waits, and answers exit status, output and a capture_since cursor. " +

@@ -55,6 +55,7 @@ func init() {
 	yes, no := true, false
 	register(&rawTool{toolSpec: toolSpec{
 		name:        "tmux_run",
+		blocks:      true,
 		toolset:     OptIn,
 		title:       "Run in an enrolled shell",
 		description: tmuxRunDescription,

@@ -26,6 +26,7 @@ type waitForChannelResult struct {
 func init() {
 	register(&typedTool[waitForChannelParams, waitForChannelResult]{toolSpec: toolSpec{
 		name:    "wait_for_channel",
+		blocks:  true,
 		toolset: Execute,
 		title:   "Wait for channel",
 		description: "Waits in tmux until the channel is signalled: append `; tmux wait-for -S NAME` to what you send. " +

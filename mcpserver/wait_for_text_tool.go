@@ -33,6 +33,7 @@ type waitForTextResult struct {
 func init() {
 	register(&typedTool[waitForTextParams, waitForTextResult]{toolSpec: toolSpec{
 		name:    "wait_for_text",
+		blocks:  true,
 		toolset: Execute,
 		title:   "Wait for text",
 		description: "Waits until a pane shows the text, for output you did not start (your own commands: run_shell_command). " +

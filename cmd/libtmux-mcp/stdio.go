@@ -6,19 +6,16 @@ import (
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/internal/stdio"
+	"github.com/libtmux/libtmux-mcp/mcpserver"
 )
 
-// cancelAtEOF are the tools whose calls stdin EOF cancels at once (waits
-// and runs, which could otherwise outlive their client by minutes); every
-// other call read before EOF is answered first. Names of tools that do not
-// exist (yet) match nothing.
-var cancelAtEOF = []string{"tmux_run", "wait_for_text", "wait_for_channel", "run_shell_command", "capture_since"}
-
 // stdioTransport serves stdin and stdout: a malformed frame is answered,
-// not fatal, and stdin EOF answers the requests already read.
+// not fatal, and stdin EOF answers the requests already read, except calls
+// of the blocking tools (waits and runs, which could otherwise outlive
+// their client by minutes): those it cancels at once.
 func stdioTransport(cfg config.Config) *stdio.Transport {
 	return &stdio.Transport{
-		CancelAtEOF: stdio.CancelTools(cancelAtEOF...),
+		CancelAtEOF: stdio.CancelTools(mcpserver.BlockingTools()...),
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})),
 	}
 }
