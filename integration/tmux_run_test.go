@@ -269,8 +269,7 @@ func TestTmuxRunShellNotReady(t *testing.T) {
 	// prompt itself, as a person would before trying again.)
 	e.ts.WaitFor(e.pane, func(s string) bool {
 		_, err := os.Stat(flag)
-		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-		return err == nil && lines[len(lines)-1] == "%"
+		return err == nil && strings.HasSuffix(strings.TrimSpace(s), "%")
 	})
 	data(t, e.run(t, context.Background(), map[string]any{"script": "true"}))
 	if _, err := os.Stat(mark); err == nil {
