@@ -95,7 +95,7 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	if err := checkDirectory(in.StartDirectory); err != nil {
 		return createSessionResult{}, err
 	}
-	args := []string{"new-session", "-d", "-P", "-F", "#{session_id}\x1f#{window_id}\x1f#{pane_id}\x1f#{window_width}\x1f#{window_height}\x1f#{session_name}"}
+	args := []string{"new-session", "-d"}
 	if in.SessionName != "" {
 		args = append(args, "-s", formatArg(in.SessionName))
 	}
@@ -108,7 +108,7 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	if in.StartDirectory != "" {
 		args = append(args, "-c", formatArg(in.StartDirectory))
 	}
-	out, err := s.tmux.Run(ctx, args...)
+	v, err := s.runPrinting(ctx, args, "session_id", "window_id", "pane_id", "window_width", "window_height", "session_name")
 	if err != nil {
 		var te *tmux.Error
 		if errors.As(err, &te) && strings.Contains(te.Stderr, "duplicate session") {
@@ -116,13 +116,19 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 		}
 		return createSessionResult{}, s.fail(err)
 	}
-	v, err := splitReadBack(out, 6)
-	if err != nil {
-		return createSessionResult{}, err
-	}
 	res := createSessionResult{SessionID: v[0], WindowID: v[1], PaneID: v[2], SessionName: v[5]}
 	res.Width, _ = strconv.Atoi(v[3])
 	res.Height, _ = strconv.Atoi(v[4])
+	if (in.Width > 0 && res.Width != in.Width) || (in.Height > 0 && res.Height != in.Height) {
+		// tmux 3.2a gives a detached session 80x24 whatever -x and -y say
+		// (under the default window-size latest): size its window as asked.
+		size, err := s.runThenRead(ctx, resizeArgs(res.WindowID, in.Width, in.Height), res.WindowID, "window_width", "window_height")
+		if err != nil {
+			return createSessionResult{}, fmt.Errorf("session %s was created %dx%d; sizing it as asked failed: %w", res.SessionID, res.Width, res.Height, s.fail(err))
+		}
+		res.Width, _ = strconv.Atoi(size[0])
+		res.Height, _ = strconv.Atoi(size[1])
+	}
 	if in.SessionName != "" {
 		res.Note = storedNote(in.SessionName, res.SessionName)
 	}

@@ -55,20 +55,16 @@ func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in cr
 		return createWindowResult{}, err
 	}
 	// -d: the session's current window stays what a person sees.
-	args := []string{"new-window", "-d", "-P", "-F", "#{window_id}\x1f#{pane_id}\x1f#{session_id}\x1f#{window_index}\x1f#{window_name}", "-t", t + ":"}
+	args := []string{"new-window", "-d", "-t", t + ":"}
 	if in.Name != "" {
 		args = append(args, "-n", formatArg(in.Name))
 	}
 	if in.StartDirectory != "" {
 		args = append(args, "-c", formatArg(in.StartDirectory))
 	}
-	out, err := s.tmux.Run(ctx, args...)
+	v, err := s.runPrinting(ctx, args, "window_id", "pane_id", "session_id", "window_index", "window_name")
 	if err != nil {
 		return createWindowResult{}, s.explainSession(ctx, err, in.sessionRef)
-	}
-	v, err := splitReadBack(out, 5)
-	if err != nil {
-		return createWindowResult{}, err
 	}
 	res := createWindowResult{WindowID: v[0], PaneID: v[1], SessionID: v[2], Name: v[4]}
 	if in.Name != "" {

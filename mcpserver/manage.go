@@ -109,32 +109,30 @@ func checkName(arg, v string) error {
 // format: # doubled, and a trailing ';' kept as text.
 func formatArg(s string) string { return tmux.Arg(tmux.Literal(s)) }
 
-// readBackSep separates the fields a read-back format prints. Names and
-// titles are refused with control characters before they reach tmux, and
-// tmux stores its own names with them made visible.
-const readBackSep = "\x1f"
-
 // runThenRead runs cmd and then, in the same tmux invocation (one queue
-// step, so nothing happens in between), prints the format fields for
-// target. It returns the printed fields.
-func (s *server) runThenRead(ctx context.Context, cmd []string, target string, fields ...string) ([]string, error) {
-	args := append(append([]string{}, cmd...), ";", "display-message", "-p", "-t", target, strings.Join(fields, readBackSep))
+// step, so nothing happens in between), prints the format variables vars
+// (plain names such as window_name) for target. It returns their values.
+func (s *server) runThenRead(ctx context.Context, cmd []string, target string, vars ...string) ([]string, error) {
+	seps := tmux.NewSeparators()
+	args := append(append([]string{}, cmd...), ";", "display-message", "-p", "-t", target, seps.Format(vars...))
 	out, err := s.tmux.Run(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
-	return splitReadBack(out, len(fields))
+	return seps.Last(out, len(vars))
 }
 
-// splitReadBack splits the last line printed by a read-back format into n
-// fields; the last field takes the rest (it may hold a path with newlines).
-func splitReadBack(out string, n int) ([]string, error) {
-	out = strings.TrimSuffix(out, "\n")
-	vals := strings.SplitN(out, readBackSep, n)
-	if len(vals) != n {
-		return nil, fmt.Errorf("tmux answered %q; expected %d fields", out, n)
+// runPrinting runs a command that prints the new object it made (-P) with
+// the format variables vars, and returns their values.
+func (s *server) runPrinting(ctx context.Context, cmd []string, vars ...string) ([]string, error) {
+	seps := tmux.NewSeparators()
+	args := make([]string, 0, len(cmd)+3)
+	args = append(append(args, cmd[0], "-P", "-F", seps.Format(vars...)), cmd[1:]...)
+	out, err := s.tmux.Run(ctx, args...)
+	if err != nil {
+		return nil, err
 	}
-	return vals, nil
+	return seps.Last(out, len(vars))
 }
 
 // target is one id a command acts on, with its kind (pane, window,

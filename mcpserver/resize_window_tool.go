@@ -48,14 +48,7 @@ func (s *server) resizeWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if err := checkSize("height", in.Height); err != nil {
 		return resizeWindowResult{}, err
 	}
-	args := []string{"resize-window", "-t", in.WindowID}
-	if in.Width > 0 {
-		args = append(args, "-x", strconv.Itoa(in.Width))
-	}
-	if in.Height > 0 {
-		args = append(args, "-y", strconv.Itoa(in.Height))
-	}
-	v, err := s.runThenRead(ctx, args, in.WindowID, "#{window_width}", "#{window_height}")
+	v, err := s.runThenRead(ctx, resizeArgs(in.WindowID, in.Width, in.Height), in.WindowID, "window_width", "window_height")
 	if err != nil {
 		return resizeWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}
@@ -63,4 +56,17 @@ func (s *server) resizeWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	res.Width, _ = strconv.Atoi(v[0])
 	res.Height, _ = strconv.Atoi(v[1])
 	return res, nil
+}
+
+// resizeArgs is the resize-window command for a window; a zero width or
+// height is left as it is.
+func resizeArgs(window string, width, height int) []string {
+	args := []string{"resize-window", "-t", window}
+	if width > 0 {
+		args = append(args, "-x", strconv.Itoa(width))
+	}
+	if height > 0 {
+		args = append(args, "-y", strconv.Itoa(height))
+	}
+	return args
 }

@@ -175,17 +175,17 @@ func settle(ctx context.Context, pid int) {
 // frame's markers, the exit status and a cursor.
 func (s *server) frameResult(ctx context.Context, pane string, f frame, start int, guess tmux.Position, res *runShellCommandResult) {
 	capture := func(from int, guess tmux.Position) (tmux.Rows, []string, error) {
-		args, err := tmux.RowsCommand(pane, from, guess, true)
+		q, err := tmux.NewRowsQuery(pane, from, guess, true)
 		if err != nil {
 			return tmux.Rows{}, nil, err
 		}
 		// One tmux process: its commands run in one queue step, so the
 		// position and the rows describe one moment.
-		out, err := s.tmux.Run(ctx, args...)
+		out, err := s.tmux.Run(ctx, q.Args...)
 		if err != nil {
 			return tmux.Rows{}, nil, err
 		}
-		return tmux.ParseRows(out, from, guess, true)
+		return q.Parse(out)
 	}
 	rows, joined, err := capture(start, guess)
 	if err == nil && rows.First > start {

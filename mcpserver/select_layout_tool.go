@@ -2,10 +2,12 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -93,9 +95,15 @@ func (s *server) selectLayout(ctx context.Context, _ *mcp.CallToolRequest, in se
 	if err != nil {
 		return selectLayoutResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"select-layout", "-t", in.WindowID, layout}, in.WindowID, "#{window_layout}")
+	v, err := s.runThenRead(ctx, []string{"select-layout", "-t", in.WindowID, layout}, in.WindowID, "window_layout")
 	if err != nil {
-		return selectLayoutResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
+		if layout != in.Layout || errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
+			return selectLayoutResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
+		}
+		// tmux says why a saved layout does not fit in words that differ by
+		// version ("invalid layout", "can't set layout"): say it once here.
+		return selectLayoutResult{}, fmt.Errorf("%w; a saved layout fits only a window with the same number of panes: call list_windows for this window's layout, or give a layout name (%s)",
+			s.explainTargets(ctx, err, target{"window", in.WindowID}), strings.Join(layoutNames, ", "))
 	}
 	return selectLayoutResult{WindowID: in.WindowID, Layout: v[0]}, nil
 }

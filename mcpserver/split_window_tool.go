@@ -41,7 +41,7 @@ func (s *server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in spl
 	if err := checkID("pane", in.PaneID); err != nil {
 		return splitWindowResult{}, err
 	}
-	args := []string{"split-window", "-d", "-P", "-F", "#{pane_id}\x1f#{window_id}\x1f#{pane_width}\x1f#{pane_height}", "-t", in.PaneID}
+	args := []string{"split-window", "-d", "-t", in.PaneID}
 	switch in.Direction {
 	case "horizontal":
 		args = append(args, "-h")
@@ -62,13 +62,9 @@ func (s *server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in spl
 	if in.StartDirectory != "" {
 		args = append(args, "-c", formatArg(in.StartDirectory))
 	}
-	out, err := s.tmux.Run(ctx, args...)
+	v, err := s.runPrinting(ctx, args, "pane_id", "window_id", "pane_width", "pane_height")
 	if err != nil {
 		return splitWindowResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
-	}
-	v, err := splitReadBack(out, 4)
-	if err != nil {
-		return splitWindowResult{}, err
 	}
 	res := splitWindowResult{PaneID: v[0], WindowID: v[1]}
 	res.Width, _ = strconv.Atoi(v[2])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // CaptureOptions chooses what capture-pane reads. Start and End are line
@@ -33,5 +34,20 @@ func (c *Client) Capture(ctx context.Context, paneID string, opt CaptureOptions)
 	if opt.Escapes {
 		args = append(args, "-e")
 	}
-	return c.Run(ctx, args...)
+	out, err := c.Run(ctx, args...)
+	if err != nil || !opt.JoinWrapped {
+		return out, err
+	}
+	lines := strings.Split(out, "\n")
+	trimJoined(lines)
+	return strings.Join(lines, "\n"), nil
+}
+
+// trimJoined trims the trailing spaces of joined lines (capture-pane -J):
+// tmux 3.2a keeps them, 3.3a and later trim them as they do for every
+// unjoined row, so a line reads the same on every version.
+func trimJoined(lines []string) {
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
 }

@@ -15,7 +15,8 @@ import (
 // a marker line carrying a random nonce, so text a pane printed (a capture)
 // cannot be taken for the end of one output and the start of the next.
 func (c *Client) SnapshotWith(ctx context.Context, want Want, cmds ...[]string) (Snapshot, []string, error) {
-	args, err := snapshotArgs(want)
+	seps := NewSeparators()
+	args, err := snapshotArgs(want, seps)
 	if err != nil {
 		return Snapshot{}, nil, err
 	}
@@ -50,12 +51,14 @@ func (c *Client) SnapshotWith(ctx context.Context, want Want, cmds ...[]string) 
 			outs[n], out = out[:j], out[j+len(next):]
 		}
 	}
-	snap, _, err := snapshotResult(head, nil)
+	snap, _, err := snapshotResult(head, nil, seps)
 	return snap, outs, err
 }
 
+// chainMarker is printable text: tmux 3.4 and 3.5a would print a control
+// character as an octal escape.
 func chainMarker(nonce string, i int) string {
-	return recordSep + "libtmux-mcp-" + nonce + "-" + strconv.Itoa(i)
+	return "<libtmux-mcp-" + nonce + "-" + strconv.Itoa(i) + ">"
 }
 
 // newNonce returns 128 random bits in hex.
@@ -71,8 +74,7 @@ func newNonce() string {
 // variable names (lower-case letters, digits and underscores): this builds
 // #{name} itself and never takes a format from its caller.
 func (c *Client) Displayed(ctx context.Context, target string, names []string) ([]string, error) {
-	nonce := newNonce()
-	sep := recordSep + nonce + recordSep
+	sep := "<v" + newNonce() + ">"
 	var f strings.Builder
 	for i, n := range names {
 		if !ValidVariableName(n) {

@@ -32,9 +32,10 @@ func (c *Client) PaneBoxes(ctx context.Context, windowID string) ([]PaneBox, err
 	if !ValidWindowID(windowID) {
 		return nil, fmt.Errorf("window id %q is not of the form @N", windowID)
 	}
-	out, err := c.Run(ctx, "list-panes", "-t", windowID, "-F", format(paneBoxFields))
+	seps := NewSeparators()
+	out, err := c.Run(ctx, "list-panes", "-t", windowID, "-F", format(paneBoxFields, seps))
 	if err != nil {
 		return nil, err
 	}
-	return parseRows(out, paneBoxFields)
+	return parseRows(out, paneBoxFields, seps)
 }

@@ -32,9 +32,17 @@ func (p Position) CursorRow() int { return p.HistorySize + p.CursorY }
 // Trim is how many rows tmux drops at once when the history is full.
 func (p Position) Trim() int { return max(p.HistoryLimit/10, 1) }
 
-const positionMark = "\x1ePOS\x1f"
+// positionVars are the format variables of a Position, in order.
+var positionVars = []string{"history_size", "history_limit", "cursor_y", "pane_height", "alternate_on", "pane_dead", "session_id"}
 
-var positionFormat = positionMark + "#{history_size}\x1f#{history_limit}\x1f#{cursor_y}\x1f#{pane_height}\x1f#{alternate_on}\x1f#{pane_dead}\x1f#{session_id}\x1e"
+// positionFormat is the display-message format of a Position: one record
+// tagged POS, so the parser can tell it from anything else printed first.
+func positionFormat(seps Separators) string {
+	return "POS" + seps.Field + seps.Format(positionVars...)
+}
+
+// joinedMark is the line printed before a joined capture.
+func joinedMark(seps Separators) string { return "JOINED" + seps.Record }
 
 // Rows is a capture of a pane with the position read in the same tmux
 // invocation (tmux processes no pane output between the commands of one
@@ -62,55 +70,65 @@ func (c *Client) CaptureRowsJoined(ctx context.Context, pane string, from int, g
 	return c.captureRows(ctx, pane, from, guess, true)
 }
 
-const joinedMark = "\x1eJOINED\x1e"
-
 func (c *Client) captureRows(ctx context.Context, pane string, from int, guess Position, joined bool) (Rows, []string, error) {
-	args, err := RowsCommand(pane, from, guess, joined)
+	q, err := NewRowsQuery(pane, from, guess, joined)
 	if err != nil {
 		return Rows{}, nil, err
 	}
-	out, err := c.Run(ctx, args...)
+	out, err := c.Run(ctx, q.Args...)
 	if err != nil {
 		return Rows{}, nil, err
 	}
-	return ParseRows(out, from, guess, joined)
+	return q.Parse(out)
 }
 
-// RowsCommand is the tmux command line of CaptureRows (CaptureRowsJoined
-// when joined), for callers that send it over a control connection; parse
-// its output with ParseRows.
-func RowsCommand(pane string, from int, guess Position, joined bool) ([]string, error) {
+// RowsQuery is the tmux command line of CaptureRows (CaptureRowsJoined
+// when joined), for callers that send it over a control connection, and
+// the parser of its output.
+type RowsQuery struct {
+	Args   []string
+	from   int
+	guess  Position
+	joined bool
+	seps   Separators
+}
+
+// NewRowsQuery builds the query of CaptureRows (CaptureRowsJoined when
+// joined).
+func NewRowsQuery(pane string, from int, guess Position, joined bool) (RowsQuery, error) {
 	if !ValidPaneID(pane) {
-		return nil, fmt.Errorf("pane id %q is not of the form %%N", pane)
+		return RowsQuery{}, fmt.Errorf("pane id %q is not of the form %%N", pane)
 	}
+	q := RowsQuery{from: from, guess: guess, joined: joined, seps: NewSeparators()}
 	rel := strconv.Itoa(from - guess.HistorySize)
-	args := []string{"display-message", "-p", "-t", pane, positionFormat, ";",
+	q.Args = []string{"display-message", "-p", "-t", pane, positionFormat(q.seps), ";",
 		"capture-pane", "-p", "-t", pane, "-S", rel, "-E", "-"}
 	if joined {
-		args = append(args, ";", "display-message", "-p", "-t", pane, joinedMark, ";",
+		q.Args = append(q.Args, ";", "display-message", "-p", "-t", pane, joinedMark(q.seps), ";",
 			"capture-pane", "-p", "-J", "-t", pane, "-S", rel, "-E", "-")
 	}
-	return args, nil
+	return q, nil
 }
 
-// ParseRows parses the output of RowsCommand with the same arguments.
-func ParseRows(out string, from int, guess Position, joined bool) (Rows, []string, error) {
-	pos, rest, err := parsePosition(out)
+// Parse parses the output of the query's command line.
+func (q RowsQuery) Parse(out string) (Rows, []string, error) {
+	pos, rest, err := parsePosition(out, q.seps)
 	if err != nil {
 		return Rows{}, nil, err
 	}
 	var joinedLines []string
-	if joined {
+	if q.joined {
 		var j string
 		var ok bool
-		rest, j, ok = strings.Cut(rest, joinedMark+"\n")
+		rest, j, ok = strings.Cut(rest, joinedMark(q.seps)+"\n")
 		if !ok {
 			return Rows{}, nil, fmt.Errorf("tmux printed no joined capture")
 		}
 		joinedLines = strings.Split(strings.TrimSuffix(j, "\n"), "\n")
+		trimJoined(joinedLines)
 	}
 	// tmux clamps -S to the oldest kept row.
-	first := max(pos.HistorySize+(from-guess.HistorySize), 0)
+	first := max(pos.HistorySize+(q.from-q.guess.HistorySize), 0)
 	return Rows{Position: pos, First: first, Lines: strings.Split(strings.TrimSuffix(rest, "\n"), "\n")}, joinedLines, nil
 }
 
@@ -119,26 +137,29 @@ func (c *Client) CapturePosition(ctx context.Context, pane string) (Position, er
 	if !ValidPaneID(pane) {
 		return Position{}, fmt.Errorf("pane id %q is not of the form %%N", pane)
 	}
-	out, err := c.Run(ctx, "display-message", "-p", "-t", pane, positionFormat)
+	seps := NewSeparators()
+	out, err := c.Run(ctx, "display-message", "-p", "-t", pane, positionFormat(seps))
 	if err != nil {
 		return Position{}, err
 	}
-	pos, _, err := parsePosition(out)
+	pos, _, err := parsePosition(out, seps)
 	return pos, err
 }
 
-func parsePosition(out string) (Position, string, error) {
-	body, ok := strings.CutPrefix(out, positionMark)
+// parsePosition reads the position record at the start of out and returns
+// what follows it.
+func parsePosition(out string, seps Separators) (Position, string, error) {
+	body, ok := strings.CutPrefix(out, "POS"+seps.Field)
 	if !ok {
-		return Position{}, "", fmt.Errorf("tmux printed %q where the pane position was expected", firstLine(out))
+		return Position{}, "", fmt.Errorf("tmux printed %q where the pane position was expected", clip(firstLine(out)))
 	}
-	head, rest, ok := strings.Cut(body, "\x1e\n")
+	head, rest, ok := strings.Cut(body, seps.Record+"\n")
 	if !ok {
-		return Position{}, "", fmt.Errorf("tmux printed an unterminated pane position %q", firstLine(out))
+		return Position{}, "", fmt.Errorf("tmux printed an unterminated pane position %q", clip(firstLine(out)))
 	}
-	f := strings.Split(head, "\x1f")
-	if len(f) != 7 {
-		return Position{}, "", fmt.Errorf("tmux pane position %q has %d fields; want 7", head, len(f))
+	f := strings.Split(head, seps.Field)
+	if len(f) != len(positionVars) {
+		return Position{}, "", fmt.Errorf("tmux pane position %q has %d fields; want %d", clip(head), len(f), len(positionVars))
 	}
 	var n [4]int
 	for i := range n {

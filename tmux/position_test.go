@@ -6,6 +6,8 @@ import (
 )
 
 func TestParsePosition(t *testing.T) {
+	seps := Separators{Field: "<F>", Record: "<R>"}
+	positionMark := "POS<F>"
 	for _, c := range []struct {
 		why  string
 		out  string
@@ -14,16 +16,16 @@ func TestParsePosition(t *testing.T) {
 		err  bool
 		gone bool
 	}{
-		{"position then rows", positionMark + "120\x1f2000\x1f5\x1f30\x1f0\x1f0\x1f$1\x1e\nrow one\nrow two\n",
+		{"position then rows", positionMark + "120<F>2000<F>5<F>30<F>0<F>0<F>$1<R>\nrow one\nrow two\n",
 			Position{HistorySize: 120, HistoryLimit: 2000, CursorY: 5, Height: 30, SessionID: "$1"}, "row one\nrow two\n", false, false},
-		{"alternate screen, dead pane", positionMark + "0\x1f10\x1f0\x1f5\x1f1\x1f1\x1f$2\x1e\n",
+		{"alternate screen, dead pane", positionMark + "0<F>10<F>0<F>5<F>1<F>1<F>$2<R>\n",
 			Position{HistoryLimit: 10, Height: 5, Alternate: true, Dead: true, SessionID: "$2"}, "", false, false},
-		{"a missing pane expands to empty fields", positionMark + "\x1f\x1f\x1f\x1f\x1f\x1f\x1e\n", Position{}, "", true, true},
+		{"a missing pane expands to empty fields", positionMark + "<F><F><F><F><F><F><R>\n", Position{}, "", true, true},
 		{"something else first", "hello\n", Position{}, "", true, false},
-		{"too few fields", positionMark + "1\x1f2\x1e\n", Position{}, "", true, false},
-		{"unterminated", positionMark + "1\x1f2\x1f3\x1f4\x1f0\x1f0\x1f$1", Position{}, "", true, false},
+		{"too few fields", positionMark + "1<F>2<R>\n", Position{}, "", true, false},
+		{"unterminated", positionMark + "1<F>2<F>3<F>4<F>0<F>0<F>$1", Position{}, "", true, false},
 	} {
-		got, rest, err := parsePosition(c.out)
+		got, rest, err := parsePosition(c.out, seps)
 		if (err != nil) != c.err || got != c.want || rest != c.rest {
 			t.Errorf("%s: got %+v %q %v; want %+v %q error:%v", c.why, got, rest, err, c.want, c.rest, c.err)
 		}

@@ -91,15 +91,16 @@ type Startup struct {
 // route.Config). Either way the new server is told exit-empty off so it
 // outlives having no sessions. A tmux older than MinVersion is refused.
 func (c *Client) Ensure(ctx context.Context, want Want) (Startup, error) {
-	args, err := snapshotArgs(want)
+	seps := NewSeparators()
+	args, err := snapshotArgs(want, seps)
 	if err != nil {
 		return Startup{}, err
 	}
 	out, runErr := c.Run(ctx, args...)
-	snap, _, err := snapshotResult(out, runErr)
+	snap, _, err := snapshotResult(out, runErr, seps)
 	prov := Provenance{State: StateExisting, Config: ConfigOther}
 	if errors.Is(err, ErrNoServer) {
-		prov, snap, err = c.start(ctx, args)
+		prov, snap, err = c.start(ctx, args, seps)
 	}
 	if err != nil {
 		return Startup{}, err
@@ -122,7 +123,7 @@ func (c *Client) serverVersion(ctx context.Context, info ServerInfo) (Version, e
 
 // start starts the server with a provenance marker and, in the same
 // invocation, reads the marker back and runs the snapshot commands.
-func (c *Client) start(ctx context.Context, snapshot []string) (Provenance, Snapshot, error) {
+func (c *Client) start(ctx context.Context, snapshot []string, seps Separators) (Provenance, Snapshot, error) {
 	if c.route.SocketPath != "" {
 		if err := os.MkdirAll(filepath.Dir(c.route.SocketPath), 0o700); err != nil {
 			return Provenance{}, Snapshot{}, fmt.Errorf("create the socket's directory: %w", err)
@@ -147,7 +148,7 @@ func (c *Client) start(ctx context.Context, snapshot []string) (Provenance, Snap
 	// first one's marker and knows it did not start it.
 	args := []string{"start-server", ";", "if-shell", "-F", "#{" + markerOption + "}", "",
 		"set -g " + markerOption + " " + marker + " ; set -s exit-empty off",
-		";", "display-message", "-p", "M" + fieldSep + "#{" + markerOption + "}" + recordSep, ";"}
+		";", "display-message", "-p", "M" + seps.Field + "#{" + markerOption + "}" + seps.Record, ";"}
 	args = append(args, snapshot...)
 	var out string
 	var err error
@@ -156,7 +157,7 @@ func (c *Client) start(ctx context.Context, snapshot []string) (Provenance, Snap
 	} else {
 		out, err = c.Run(ctx, args...)
 	}
-	snap, extra, err := snapshotResult(out, err)
+	snap, extra, err := snapshotResult(out, err, seps)
 	if err != nil {
 		return Provenance{}, Snapshot{}, fmt.Errorf("start the tmux server: %w", err)
 	}

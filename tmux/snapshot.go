@@ -44,19 +44,20 @@ var serverFields = []field[serverRow]{
 // Snapshot reads the server identity and the rows asked for in a single
 // tmux invocation. A server with no sessions answers empty lists.
 func (c *Client) Snapshot(ctx context.Context, want Want) (Snapshot, error) {
-	args, err := snapshotArgs(want)
+	seps := NewSeparators()
+	args, err := snapshotArgs(want, seps)
 	if err != nil {
 		return Snapshot{}, err
 	}
 	out, runErr := c.Run(ctx, args...)
-	snap, _, err := snapshotResult(out, runErr)
+	snap, _, err := snapshotResult(out, runErr, seps)
 	return snap, err
 }
 
 // snapshotResult parses a snapshot's output and tells an empty server from
 // a failure. It also returns the raw rows of tags other than the snapshot's.
-func snapshotResult(out string, runErr error) (Snapshot, map[string]string, error) {
-	snap, sessions, extra, err := parseSnapshot(out)
+func snapshotResult(out string, runErr error, seps Separators) (Snapshot, map[string]string, error) {
+	snap, sessions, extra, err := parseSnapshot(out, seps)
 	if runErr != nil {
 		// tmux answers "no current target" to the list commands of a
 		// server without sessions; that is an empty server, not an error.
@@ -69,17 +70,19 @@ func snapshotResult(out string, runErr error) (Snapshot, map[string]string, erro
 	return snap, extra, err
 }
 
-// snapshotArgs is the one tmux command line that reads want.
-func snapshotArgs(want Want) ([]string, error) {
-	args := []string{"display-message", "-p", "I" + fieldSep + format(serverFields)}
+// snapshotArgs is the one tmux command line that reads want, printed with
+// seps.
+func snapshotArgs(want Want, seps Separators) ([]string, error) {
+	args := []string{"display-message", "-p", "I" + seps.Field + format(serverFields, seps)}
 	add := func(tag string, cmd ...string) {
-		// Each row starts with its tag; format() ends it with recordSep.
+		// Each row starts with its tag; format() ends it with the record
+		// separator.
 		n := len(cmd)
-		cmd[n-1] = tag + fieldSep + cmd[n-1]
+		cmd[n-1] = tag + seps.Field + cmd[n-1]
 		args = append(append(args, ";"), cmd...)
 	}
 	if want.Sessions {
-		add("S", "list-sessions", "-F", format(sessionFields))
+		add("S", "list-sessions", "-F", format(sessionFields, seps))
 	}
 	if want.Windows {
 		cmd := []string{"list-windows"}
@@ -92,7 +95,7 @@ func snapshotArgs(want Want) ([]string, error) {
 		default:
 			cmd = append(cmd, "-a")
 		}
-		add("W", append(cmd, "-F", format(windowFields))...)
+		add("W", append(cmd, "-F", format(windowFields, seps))...)
 	}
 	if want.Panes {
 		cmd := []string{"list-panes"}
@@ -115,10 +118,10 @@ func snapshotArgs(want Want) ([]string, error) {
 		default:
 			cmd = append(cmd, "-a")
 		}
-		add("P", append(cmd, "-F", format(paneFields))...)
+		add("P", append(cmd, "-F", format(paneFields, seps))...)
 	}
 	if want.Clients {
-		add("C", "list-clients", "-F", format(clientFields))
+		add("C", "list-clients", "-F", format(clientFields, seps))
 	}
 	return args, nil
 }
@@ -127,25 +130,23 @@ func snapshotArgs(want Want) ([]string, error) {
 var snapshotTags = map[string]bool{"I": true, "S": true, "W": true, "P": true, "C": true}
 
 // parseSnapshot splits tagged records by kind and parses each. Records of
-// other tags are returned as they are, for the caller that added them.
-func parseSnapshot(out string) (Snapshot, int, map[string]string, error) {
+// other tags are returned as they are (without their separators' record
+// end), for the caller that added them.
+func parseSnapshot(out string, seps Separators) (Snapshot, int, map[string]string, error) {
 	var snap Snapshot
+	recs, err := seps.Records(out, 2)
+	if err != nil {
+		return snap, 0, nil, err
+	}
 	parts := map[string]*strings.Builder{}
-	for _, rec := range strings.Split(out, recordSep) {
-		rec = strings.TrimPrefix(rec, "\n")
-		if rec == "" {
-			continue
-		}
-		tag, body, ok := strings.Cut(rec, fieldSep)
-		if !ok {
-			return snap, 0, nil, fmt.Errorf("untagged tmux row %q", rec)
-		}
+	for _, rec := range recs {
+		tag, body := rec[0], rec[1]
 		b := parts[tag]
 		if b == nil {
 			b = &strings.Builder{}
 			parts[tag] = b
 		}
-		b.WriteString(body + recordSep)
+		b.WriteString(body + seps.Record)
 	}
 	text := func(tag string) string {
 		if b := parts[tag]; b != nil {
@@ -156,27 +157,27 @@ func parseSnapshot(out string) (Snapshot, int, map[string]string, error) {
 	extra := map[string]string{}
 	for tag := range parts {
 		if !snapshotTags[tag] {
-			extra[tag] = strings.TrimSuffix(text(tag), recordSep)
+			extra[tag] = strings.TrimSuffix(text(tag), seps.Record)
 		}
 	}
-	ids, err := parseRows(text("I"), serverFields)
+	ids, err := parseRows(text("I"), serverFields, seps)
 	if err != nil {
 		return snap, 0, nil, err
 	}
 	if len(ids) != 1 {
-		return snap, 0, nil, fmt.Errorf("tmux did not report its identity: %q", out)
+		return snap, 0, nil, fmt.Errorf("tmux did not report its identity: %q", clip(out))
 	}
 	id := ids[0]
 	snap.Server = ServerInfo{PID: id.pid, StartTime: id.start, SocketPath: id.socket, Generation: Generation(id.pid, id.start, id.socket), VersionText: id.version}
 	var errs []error
 	var e error
-	snap.Sessions, e = parseRows(text("S"), sessionFields)
+	snap.Sessions, e = parseRows(text("S"), sessionFields, seps)
 	errs = append(errs, e)
-	snap.Windows, e = parseRows(text("W"), windowFields)
+	snap.Windows, e = parseRows(text("W"), windowFields, seps)
 	errs = append(errs, e)
-	snap.Panes, e = parseRows(text("P"), paneFields)
+	snap.Panes, e = parseRows(text("P"), paneFields, seps)
 	errs = append(errs, e)
-	snap.Clients, e = parseRows(text("C"), clientFields)
+	snap.Clients, e = parseRows(text("C"), clientFields, seps)
 	errs = append(errs, e)
 	return snap, id.sessions, extra, errors.Join(errs...)
 }

@@ -117,12 +117,17 @@ func TestArg(t *testing.T) {
 	}
 }
 
+// testSeps are separators for made-up output.
+var testSeps = Separators{Field: "<F>", Record: "<R>"}
+
+const fieldSep, recordSep = "<F>", "<R>"
+
 func TestParseRowsOnMadeUpFields(t *testing.T) {
 	// Values tmux itself would rewrite (a tab, a colon) cannot reach a real
 	// server's rows, so the parser is checked on made-up output.
 	out := "$1" + fieldSep + "2" + fieldSep + "0" + fieldSep + "100" + fieldSep + "tab\there: colon. dot" + recordSep + "\n" +
 		"$2" + fieldSep + "1" + fieldSep + "1" + fieldSep + "200" + fieldSep + "multi\nline" + recordSep + "\n"
-	got, err := parseRows(out, sessionFields)
+	got, err := parseRows(out, sessionFields, testSeps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +142,7 @@ func TestParseRowsOnMadeUpFields(t *testing.T) {
 		"$1" + fieldSep + "2" + recordSep, // short row
 		"$1" + fieldSep + "x" + fieldSep + "0" + fieldSep + "1" + fieldSep + "n" + recordSep, // not a number
 	} {
-		if _, err := parseRows(bad, sessionFields); err == nil {
+		if _, err := parseRows(bad, sessionFields, testSeps); err == nil {
 			t.Errorf("parseRows(%q) accepted a broken row", bad)
 		}
 	}
@@ -147,7 +152,7 @@ func TestParseSnapshotKeepsKindsApart(t *testing.T) {
 	out := "I" + fieldSep + "42" + fieldSep + "1000" + fieldSep + "1" + fieldSep + "3.3a" + fieldSep + "/tmp/s" + recordSep + "\n" +
 		"S" + fieldSep + "$0" + fieldSep + "1" + fieldSep + "0" + fieldSep + "5" + fieldSep + "main" + recordSep + "\n" +
 		"C" + fieldSep + "1" + fieldSep + "7" + fieldSep + "$0" + fieldSep + "@0" + fieldSep + "" + fieldSep + "client-1" + recordSep + "\n"
-	snap, sessions, _, err := parseSnapshot(out)
+	snap, sessions, _, err := parseSnapshot(out, testSeps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +171,10 @@ func TestParseSnapshotKeepsKindsApart(t *testing.T) {
 }
 
 func FuzzParseSnapshot(f *testing.F) {
-	f.Add("I\x1f1\x1f2\x1f0\x1f3.3a\x1f/s\x1e\nS\x1f$0\x1f1\x1f0\x1f5\x1fx\x1e")
-	f.Add("P\x1f\x1e")
+	f.Add("I<F>1<F>2<F>0<F>3.3a<F>/s<R>\nS<F>$0<F>1<F>0<F>5<F>x<R>")
+	f.Add("P<F><R>")
 	f.Fuzz(func(t *testing.T, out string) {
-		parseSnapshot(out) // must not panic
+		parseSnapshot(out, testSeps) // must not panic
 	})
 }
 

@@ -37,7 +37,8 @@ func Need(t testing.TB, programs ...string) {
 	}
 }
 
-// Config is the tmux configuration test servers start with.
+// Config is the tmux configuration test servers start with. (Not a global
+// window-size manual: tmux 3.3a to 3.6a crash on new-session -d under it.)
 const Config = `set -s exit-empty off
 set -g history-limit 50000
 set -g default-terminal screen
@@ -112,12 +113,17 @@ func (s *Server) KillPaneProcess(pane string) {
 // shell when empty) and returns its first pane id.
 func (s *Server) NewSession(name string, command ...string) string {
 	s.t.Helper()
-	args := []string{"new-session", "-d", "-P", "-F", "#{pane_id}", "-x", "120", "-y", "30"}
+	args := []string{"new-session", "-d", "-P", "-F", "#{pane_id} #{window_width}x#{window_height}", "-x", "120", "-y", "30"}
 	if name != "" {
 		args = append(args, "-s", tmux.Literal(name))
 	}
 	args = append(args, command...)
-	return strings.TrimSpace(s.Run(args...))
+	pane, size, _ := strings.Cut(strings.TrimSpace(s.Run(args...)), " ")
+	if size != "120x30" {
+		// tmux 3.2a makes a detached session 80x24 whatever -x and -y say.
+		s.Run("resize-window", "-t", pane, "-x", "120", "-y", "30")
+	}
+	return pane
 }
 
 // ZshSession creates a session running an interactive zsh with the test rc
