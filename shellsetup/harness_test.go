@@ -100,11 +100,18 @@ func (s *sh) must(args ...string) string {
 	return out
 }
 
-// screen is the whole pane history and screen, trailing blank lines dropped.
+// screen is the whole pane history and screen, wrapped rows joined into
+// the lines that were printed (so no test depends on the pane's width),
+// trailing spaces and blank lines dropped (tmux 3.2a keeps a joined row's
+// trailing spaces; later versions do not).
 func (s *sh) screen(extra ...string) string {
 	s.t.Helper()
-	out := s.must(append([]string{"capture-pane", "-p", "-t", s.pane, "-S", "-"}, extra...)...)
-	return strings.TrimRight(out, "\n")
+	out := s.must(append([]string{"capture-pane", "-p", "-J", "-t", s.pane, "-S", "-"}, extra...)...)
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
 }
 
 // lines is screen split into lines.
@@ -154,12 +161,25 @@ func (s *sh) typeLine(text string) []string {
 	s.must("send-keys", "-t", s.pane, "-l", text)
 	s.must("send-keys", "-t", s.pane, "Enter")
 	l := s.waitPrompt(before)
-	// The output sits between the last "% <text>" line and the final prompt.
+	// The output sits between the typed line's echo and the final prompt.
+	// The echo starts on the last "% " line before the final prompt and
+	// takes as many rows as the pane's width made of it (the line editor
+	// wraps it itself, so a joined capture cannot tell): consume rows
+	// until they spell the typed line.
+	echo := strings.ReplaceAll("% "+text, " ", "")
 	for i := len(l) - 2; i >= 0; i-- {
-		if strings.HasPrefix(l[i], "% ") {
-			return l[i+1 : len(l)-1]
+		if !strings.HasPrefix(l[i], "% ") {
+			continue
+		}
+		got := ""
+		for j := i; j < len(l)-1; j++ {
+			got += strings.ReplaceAll(l[j], " ", "")
+			if got == echo {
+				return l[j+1 : len(l)-1]
+			}
 		}
 	}
+	s.t.Fatalf("the pane does not show the typed line %q:\n%s", text, strings.Join(l, "\n"))
 	return nil
 }
 
