@@ -28,6 +28,9 @@ func TestRowsKeepOddValues(t *testing.T) {
 	ts.Run("rename-window", "-t", window, `w\x\037y ##`)
 	// A program sets the title it wants (OSC 2), separators and escapes included.
 	ts.Run("select-pane", "-t", pane, "-T", `t\037\036 <r0> title`)
+	// tmux reads the path from the pane's process, which may not have
+	// started yet.
+	eventually(t, "the pane's path", func() bool { return tmuxSays(ts, pane, "#{pane_current_path}") != "" })
 	cs := connectAll(t, ts, "", Deps{})
 
 	var sessions listSessionsResult
