@@ -82,6 +82,7 @@ func newShell(t *testing.T, extraRC string) *sh {
 	if _, err := fmt.Sscanf(out, "%s %d", &s.pane, &s.pid); err != nil {
 		t.Fatalf("new-session printed %q: %v", out, err)
 	}
+	ts.KeepSize(s.pane, 150, 50)
 	s.waitPrompt(0)
 	return s
 }

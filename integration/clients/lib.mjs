@@ -88,8 +88,12 @@ export class Tmux {
     return execFileSync('tmux', ['-S', this.socket, '-f', this.config, ...args], { env: this.env, encoding: 'utf8' }).trimEnd();
   }
   // newSession starts a detached session running zsh -i and returns its pane id.
+  // The window is resized to 120x40 when tmux did not make it so (tmux 3.2a
+  // makes a detached session 80x24 whatever -x and -y say).
   newSession(name, ...cmd) {
-    return this.run('new-session', '-d', '-P', '-F', '#{pane_id}', '-s', name, '-x', '120', '-y', '40', ...(cmd.length ? cmd : ['zsh', '-i']));
+    const [pane, size] = this.run('new-session', '-d', '-P', '-F', '#{pane_id} #{window_width}x#{window_height}', '-s', name, '-x', '120', '-y', '40', ...(cmd.length ? cmd : ['zsh', '-i'])).split(' ');
+    if (size !== '120x40') this.run('resize-window', '-t', pane, '-x', '120', '-y', '40');
+    return pane;
   }
   capture(pane) {
     return this.run('capture-pane', '-p', '-t', pane);

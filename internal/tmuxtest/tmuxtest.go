@@ -119,11 +119,23 @@ func (s *Server) NewSession(name string, command ...string) string {
 	}
 	args = append(args, command...)
 	pane, size, _ := strings.Cut(strings.TrimSpace(s.Run(args...)), " ")
-	if size != "120x30" {
-		// tmux 3.2a makes a detached session 80x24 whatever -x and -y say.
-		s.Run("resize-window", "-t", pane, "-x", "120", "-y", "30")
-	}
+	s.keepSize(pane, size, 120, 30)
 	return pane
+}
+
+// KeepSize makes the window of a pane in a session created with -x width
+// -y height that size: tmux 3.2a makes a detached session 80x24 whatever
+// -x and -y say.
+func (s *Server) KeepSize(pane string, width, height int) {
+	s.t.Helper()
+	s.keepSize(pane, strings.TrimSpace(s.Run("display-message", "-p", "-t", pane, "#{window_width}x#{window_height}")), width, height)
+}
+
+func (s *Server) keepSize(pane, size string, width, height int) {
+	s.t.Helper()
+	if size != fmt.Sprintf("%dx%d", width, height) {
+		s.Run("resize-window", "-t", pane, "-x", strconv.Itoa(width), "-y", strconv.Itoa(height))
+	}
 }
 
 // ZshSession creates a session running an interactive zsh with the test rc
