@@ -23,7 +23,9 @@ func TestSnapshotReadsEscapingVersions(t *testing.T) {
 	s.Run("select-pane", "-t", pane, "-T", `t\036\037 <r0> x`)
 	// tmux reads the path from the pane's process, which may not have
 	// started yet.
-	s.WaitFor(pane, func(string) bool { return strings.TrimSpace(s.Run("display-message", "-p", "-t", pane, "#{pane_current_path}")) != "" })
+	s.WaitFor(pane, func(string) bool {
+		return strings.TrimSpace(s.Run("display-message", "-p", "-t", pane, "#{pane_current_path}")) != ""
+	})
 	snap, err := s.Client.Snapshot(context.Background(), tmux.Want{Sessions: true, Windows: true, Panes: true, Clients: true})
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
