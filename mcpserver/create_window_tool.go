@@ -42,7 +42,7 @@ func init() {
 }
 
 func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in createWindowParams) (createWindowResult, error) {
-	t, err := in.target()
+	t, err := s.sessionTarget(ctx, in.sessionRef)
 	if err != nil {
 		return createWindowResult{}, err
 	}

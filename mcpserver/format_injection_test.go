@@ -60,11 +60,11 @@ func TestFormatInjection(t *testing.T) {
 	}
 
 	// rename-session, rename-window and new-session -s store a backslash
-	// as two (the tools say so in a note); new-window -n, titles and paths
-	// keep it.
-	// Session names also have ':' and '.' turned into '_'.
-	asName := func(s string) string { return strings.ReplaceAll(s, `\`, `\\`) }
-	asSession := func(s string) string { return strings.NewReplacer(`\`, `\\`, ":", "_", ".", "_").Replace(s) }
+	// as two (the tools say so in a note); new-window -n and paths keep it.
+	// Session names may have ':' and '.' turned into '_'; titles may have
+	// their backslashes doubled: each as the tmux under test does.
+	rules := probeStorage(t, ts, base)
+	asName, asSession := rules.window, rules.session
 	noted := func(what, given, stored, note string) {
 		t.Helper()
 		if (stored != given) != (note != "") {
@@ -108,8 +108,8 @@ func TestFormatInjection(t *testing.T) {
 		if win.SessionID != sess.SessionID {
 			t.Errorf("create_window in session %q landed in %s; want %s", name, win.SessionID, sess.SessionID)
 		}
-		stored("create_window name", win.WindowID, "#{window_name}", win.Name, p)
-		noted("create_window", p, p, win.Note)
+		stored("create_window name", win.WindowID, "#{window_name}", win.Name, rules.newWindow(p))
+		noted("create_window", p, rules.newWindow(p), win.Note)
 		waitPath(win.PaneID, startDir("cw", i, p))
 
 		var split splitWindowResult
@@ -129,7 +129,7 @@ func TestFormatInjection(t *testing.T) {
 
 		var title setPaneTitleResult
 		mustCall(t, cs, "set_pane_title", map[string]any{"paneId": split.PaneID, "title": p}, &title)
-		stored("set_pane_title title", split.PaneID, "#{pane_title}", title.Title, p)
+		stored("set_pane_title title", split.PaneID, "#{pane_title}", title.Title, rules.title(p))
 
 		mustRefuse(t, cs, "select_layout", map[string]any{"windowId": win.WindowID, "layout": p}, "layout")
 
@@ -137,8 +137,8 @@ func TestFormatInjection(t *testing.T) {
 		var panes listPanesResult
 		mustCall(t, cs, "list_panes", map[string]any{"windowId": win.WindowID}, &panes)
 		for _, row := range panes.Panes {
-			if row.WindowName != p || row.SessionName != asSession(renamed) {
-				t.Errorf("list_panes shows window %q in session %q; want %q in %q", row.WindowName, row.SessionName, p, asSession(renamed))
+			if row.WindowName != rules.newWindow(p) || row.SessionName != asSession(renamed) {
+				t.Errorf("list_panes shows window %q in session %q; want %q in %q", row.WindowName, row.SessionName, rules.newWindow(p), asSession(renamed))
 			}
 		}
 	}
@@ -181,6 +181,7 @@ func TestLiteralRoundTrip(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("rt", "sh")
 	window, session := tmuxSays(ts, pane, "#{window_id}"), tmuxSays(ts, pane, "#{session_id}")
+	rules := probeStorage(t, ts, pane)
 	cs := connectAll(t, ts, "", Deps{})
 	for _, v := range []string{
 		"#", "##", "###", "x#", "#a", "#,", "#}", "#{", "#(", "#{pid", "#[fg=red]", "##[fg=red]", "a#[b", "#[#{pid}]",
@@ -188,17 +189,17 @@ func TestLiteralRoundTrip(t *testing.T) {
 	} {
 		var title setPaneTitleResult
 		mustCall(t, cs, "set_pane_title", map[string]any{"paneId": pane, "title": v}, &title)
-		if got := tmuxSays(ts, pane, "#{pane_title}"); got != v {
-			t.Errorf("title %q: tmux stored %q", v, got)
+		if got, want := tmuxSays(ts, pane, "#{pane_title}"), rules.title(v); got != want || title.Title != want {
+			t.Errorf("title %q: tmux stored %q, the tool answered %q; want %q", v, got, title.Title, want)
 		}
 		var rw renameWindowResult
 		mustCall(t, cs, "rename_window", map[string]any{"windowId": window, "name": v}, &rw)
-		if got, want := tmuxSays(ts, window, "#{window_name}"), strings.ReplaceAll(v, `\`, `\\`); got != want {
+		if got, want := tmuxSays(ts, window, "#{window_name}"), rules.window(v); got != want {
 			t.Errorf("window name %q: tmux stored %q; want %q", v, got, want)
 		}
 		var rs renameSessionResult
 		mustCall(t, cs, "rename_session", map[string]any{"sessionId": session, "name": v}, &rs)
-		if got, want := tmuxSays(ts, session, "#{session_name}"), strings.NewReplacer(`\`, `\\`, ":", "_").Replace(v); got != want || rs.Name != want {
+		if got, want := tmuxSays(ts, session, "#{session_name}"), rules.session(v); got != want || rs.Name != want {
 			t.Errorf("session name %q: tmux stored %q, the tool answered %q; want %q", v, got, rs.Name, want)
 		}
 	}

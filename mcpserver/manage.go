@@ -35,15 +35,39 @@ func (r sessionRef) target() (string, error) {
 		return "", err
 	}
 	// In a target, ':' and '.' would name a window or pane of another
-	// session; no session can be named with them anyway.
+	// session: such a name is looked up instead (sessionTarget).
 	if strings.ContainsAny(r.SessionName, ":.") {
-		return "", fmt.Errorf("no session is named %q: tmux stores ':' and '.' in session names as '_'; call list_sessions for the names as stored", r.SessionName)
+		return "", errNameNeedsLookup
 	}
 	// tmux reads "=$1" as the id $1, whatever the session's name.
 	if strings.HasPrefix(r.SessionName, "$") {
 		return "", fmt.Errorf("sessionName %q starts with '$', which tmux reads as a session id; give the session's id as sessionId (list_sessions shows it)", r.SessionName)
 	}
 	return "=" + r.SessionName, nil
+}
+
+// errNameNeedsLookup is target's answer for a name holding ':' or '.'.
+var errNameNeedsLookup = errors.New("the session name holds ':' or '.'")
+
+// sessionTarget is r's tmux target. A name holding ':' or '.' (which tmux
+// 3.7c keeps in session names, and 3.2a to 3.6a store as '_') cannot be a
+// target, since tmux reads it as a window or pane: its session is looked
+// up among the sessions by exact name, and its id is the target.
+func (s *server) sessionTarget(ctx context.Context, r sessionRef) (string, error) {
+	t, err := r.target()
+	if !errors.Is(err, errNameNeedsLookup) {
+		return t, err
+	}
+	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Sessions: true})
+	if err != nil {
+		return "", s.fail(err)
+	}
+	for _, sess := range snap.Sessions {
+		if sess.Name == r.SessionName {
+			return sess.ID, nil
+		}
+	}
+	return "", fmt.Errorf("no session is named %q (tmux before 3.7 stores ':' and '.' in session names as '_'); call list_sessions for the %d names as stored", r.SessionName, len(snap.Sessions))
 }
 
 // what names r in an error message.
@@ -56,8 +80,8 @@ func (r sessionRef) what() string {
 
 // resolveSession returns r's session id, asking tmux for it when r is a name.
 func (s *server) resolveSession(ctx context.Context, r sessionRef) (string, error) {
-	t, err := r.target()
-	if err != nil || r.SessionID != "" {
+	t, err := s.sessionTarget(ctx, r)
+	if err != nil || r.SessionID != "" || strings.HasPrefix(t, "$") {
 		return t, err
 	}
 	// display-message answers nothing, successfully, for a missing

@@ -113,6 +113,15 @@ func TestCreateSessionWindowAndSplit(t *testing.T) {
 	// "=work:1" would be window 1 of session work, not a session name.
 	mustRefuse(t, cs, "create_window", map[string]any{"sessionName": "work:1"}, "stores ':' and '.'")
 	mustRefuse(t, cs, "kill_session", map[string]any{"sessionName": "work.0"}, "stores ':' and '.'")
+	// A session whose stored name holds ':' (tmux 3.7c keeps it) is found by
+	// its exact name, not read as a window of another session.
+	if renamed.SessionName == "a:b.c" {
+		var w createWindowResult
+		mustCall(t, cs, "create_window", map[string]any{"sessionName": "a:b.c"}, &w)
+		if w.SessionID != renamed.SessionID {
+			t.Errorf("create_window in the session named a:b.c landed in %s; want %s", w.SessionID, renamed.SessionID)
+		}
+	}
 	mustRefuse(t, cs, "kill_session", map[string]any{"sessionName": sess.SessionID}, "reads as a session id")
 
 	var split splitWindowResult
@@ -161,7 +170,9 @@ func TestRenameTitleResizeSelect(t *testing.T) {
 		t.Errorf("rename_session answered %+v; tmux stored %q", rs, got)
 	}
 	mustCall(t, cs, "rename_session", map[string]any{"sessionId": session, "name": "x.y"}, &rs)
-	if got := tmuxSays(ts, session, "#{session_name}"); got != "x_y" || rs.Name != got || rs.Note == "" {
+	// tmux 3.2a to 3.6a store "x_y", 3.7c "x.y"; the note says so exactly
+	// when the name changed.
+	if got := tmuxSays(ts, session, "#{session_name}"); (got != "x_y" && got != "x.y") || rs.Name != got || (rs.Note == "") != (got == "x.y") {
 		t.Errorf("rename_session to x.y answered %+v; tmux stored %q", rs, got)
 	}
 	mustRefuse(t, cs, "rename_session", map[string]any{"sessionName": "one", "name": "three"}, "call list_sessions")

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
@@ -70,4 +71,46 @@ func TestCreateSessionSizeUnderDefaultWindowSize(t *testing.T) {
 	if got := tmuxSays(ts, sess.WindowID, "#{window_width}x#{window_height}"); got != "100x30" || sess.Width != 100 || sess.Height != 30 {
 		t.Errorf("tmux reports %s; create_session answered %dx%d; want 100x30", got, sess.Width, sess.Height)
 	}
+}
+
+// storage is how the tmux under test stores names and titles, probed
+// with raw tmux commands (the probe holds no '#', so no format is
+// involved): releases differ. 3.2a to 3.6a turn ':' and '.' in a session
+// name into '_', 3.7c keeps them; 3.7c also stores a title's backslash as
+// two, as every release does for session names and rename-window.
+type storage struct {
+	session, window, newWindow, title func(string) string
+}
+
+func probeStorage(t *testing.T, ts *tmuxtest.Server, pane string) storage {
+	t.Helper()
+	const probe = `a\b:c.d`
+	rule := func(got string) func(string) string {
+		var pairs []string
+		if strings.Contains(got, `\\`) {
+			pairs = append(pairs, `\`, `\\`)
+		}
+		if strings.Contains(got, "_c_d") {
+			pairs = append(pairs, ":", "_", ".", "_")
+		}
+		r := strings.NewReplacer(pairs...)
+		if r.Replace(probe) != got {
+			t.Fatalf("tmux stored the probe %q as %q, which no known rule explains", probe, got)
+		}
+		return r.Replace
+	}
+	var st storage
+	sess := strings.TrimSpace(ts.Run("new-session", "-d", "-P", "-F", "#{session_id}", "-s", probe))
+	st.session = rule(tmuxSays(ts, sess, "#{session_name}"))
+	ts.Run("kill-session", "-t", sess)
+	win := strings.TrimSpace(ts.Run("new-window", "-d", "-P", "-F", "#{window_id}", "-t", tmuxSays(ts, pane, "#{session_id}")+":", "-n", probe))
+	st.newWindow = rule(tmuxSays(ts, win, "#{window_name}"))
+	ts.Run("rename-window", "-t", win, probe)
+	st.window = rule(tmuxSays(ts, win, "#{window_name}"))
+	ts.Run("kill-window", "-t", win)
+	old := tmuxSays(ts, pane, "#{pane_title}")
+	ts.Run("select-pane", "-t", pane, "-T", probe)
+	st.title = rule(tmuxSays(ts, pane, "#{pane_title}"))
+	ts.Run("select-pane", "-t", pane, "-T", old)
+	return st
 }

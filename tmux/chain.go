@@ -123,6 +123,11 @@ func ValidVariableName(s string) bool {
 // message of at most 16 KiB and refuses a longer one ("command too long").
 const maxCommandBytes = 12 << 10
 
+// maxCommandArgs is how many arguments one tmux invocation carries: tmux
+// 3.7c also refuses ("command too long") a command line of more than about
+// 1,000 arguments, however short.
+const maxCommandArgs = 800
+
 // Outputs runs each of cmds and returns each one's stdout, in as few tmux
 // invocations as the command-line limit allows (one for a short list).
 // Commands in one invocation run in one queue step; separate invocations
@@ -130,16 +135,18 @@ const maxCommandBytes = 12 << 10
 func (c *Client) Outputs(ctx context.Context, cmds ...[]string) ([]string, error) {
 	var outs []string
 	for len(cmds) > 0 {
-		n, size := 0, 0
+		n, size, argc := 0, 0, 0
 		for n < len(cmds) {
 			s := 64 // the marker command and separators
 			for _, a := range cmds[n] {
 				s += len(a) + 1
 			}
-			if n > 0 && size+s > maxCommandBytes {
+			a := len(cmds[n]) + 5 // the marker command and separators
+			if n > 0 && (size+s > maxCommandBytes || argc+a > maxCommandArgs) {
 				break
 			}
 			size += s
+			argc += a
 			n++
 		}
 		_, part, err := c.SnapshotWith(ctx, Want{}, cmds[:n]...)
