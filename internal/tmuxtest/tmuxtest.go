@@ -10,6 +10,7 @@ package tmuxtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,6 +95,36 @@ func (s *Server) Run(args ...string) string {
 		s.t.Fatal(err)
 	}
 	return out
+}
+
+// KillServer kills the server and waits, at most 15 s, until its process
+// has exited: kill-server answers before the server is gone, and a server
+// started again on the socket meanwhile would meet the old one on its way
+// out ("server exited unexpectedly").
+func (s *Server) KillServer() {
+	s.t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(s.Run("display-message", "-p", "#{pid}")))
+	if err != nil {
+		s.t.Fatalf("the server's pid: %v", err)
+	}
+	s.Run("kill-server")
+	Eventually(s.t, 15*time.Second, fmt.Sprintf("tmux server %d exiting", pid), func() bool { return gone(pid) })
+}
+
+// gone reports whether process pid has exited. A zombie counts: it holds
+// no descriptor any more (the socket included), and whoever inherited it
+// may never reap it.
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the command name, which may itself hold ") ".
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && strings.HasPrefix(string(stat[i:]), ") Z")
 }
 
 // KillPaneProcess sends SIGKILL to the process a pane started (its
