@@ -59,7 +59,8 @@ func TestWaitForChannel(t *testing.T) {
 
 	// Signalled during the wait, by a pane's shell.
 	done := callAsync[waitForChannelResult](cs, "wait_for_channel", map[string]any{"channel": "later", "timeoutMs": 60000})
-	ts.Run("run-shell", "-b", "sleep 0.3; tmux -S "+ts.Socket+" wait-for -S later")
+	waitingFor(t) // the wait has begun: the signal comes during it, not before
+	ts.Run("wait-for", "-S", "later")
 	r := receive(t, done, 10*time.Second)
 	if r.Outcome != "signalled" || r.EffectiveTimeoutMs != 5000 {
 		t.Errorf("wait then signal: %+v; want signalled, clamped to 5000", r)
