@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,11 @@ func callTool(cs *mcp.ClientSession, name string, args any, out any) (toolErr st
 	}
 	if out != nil {
 		raw, _ := json.Marshal(res.StructuredContent)
+		// Decode into a zero value: a field this answer leaves out must not
+		// keep what an earlier call into the same variable put there.
+		if v := reflect.ValueOf(out); v.Kind() == reflect.Pointer && !v.IsNil() {
+			v.Elem().SetZero()
+		}
 		if err := json.Unmarshal(raw, out); err != nil {
 			return "", fmt.Errorf("%s %s: decode %s: %v", name, argsText(args), raw, err)
 		}
