@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,7 +95,8 @@ func TestCaptureSinceClear(t *testing.T) {
 			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "5\n$") })
 			got := captureSince(t, cs, map[string]any{"paneId": pane})
 			ts.Type(pane, c.clear+"; echo after-clear", true)
-			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "after-clear\n") })
+			// A line of its own: the typed command line ends in "after-clear" too.
+			ts.WaitFor(pane, func(screen string) bool { return hasLine(screen, "after-clear") })
 			got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
 			if got.Continuous {
 				t.Errorf("after clear: %+v; want continuous:false", got)
@@ -121,7 +123,7 @@ func TestCaptureSinceResize(t *testing.T) {
 	got := captureSince(t, cs, map[string]any{"paneId": pane})
 	ts.Run("split-window", "-v", "-d", "-t", pane) // pane is now about half as tall
 	ts.Type(pane, "echo after-resize", true)
-	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "after-resize\n") })
+	ts.WaitFor(pane, func(screen string) bool { return hasLine(screen, "after-resize") })
 	got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
 	if !got.Continuous || !strings.Contains(strings.Join(got.Lines, "\n"), "after-resize") {
 		t.Errorf("after a resize: %+v; want continuous with the new lines", got)
@@ -152,6 +154,11 @@ func TestCaptureSinceRefusals(t *testing.T) {
 	} {
 		callErr(t, cs, "capture_since", c.args, c.want)
 	}
+}
+
+// hasLine reports whether a line of screen is exactly line.
+func hasLine(screen, line string) bool {
+	return slices.Contains(strings.Split(screen, "\n"), line)
 }
 
 // numbered reads "n N" lines into numbers.
