@@ -1,4 +1,5 @@
-// Package tmuxtest starts private tmux servers and zsh panes for tests.
+// Package tmuxtest starts private tmux servers and zsh panes for tests,
+// and waits for what they do with Eventually, a bounded poll.
 //
 // Each Server runs on a socket in its own short temporary directory (never
 // the default socket) with a test configuration, and is killed in
@@ -269,11 +270,11 @@ func ExtraFDs(t testing.TB, pid int, settle time.Duration) []string {
 	}
 }
 
-// PollEvery is how often Eventually asks again: state such as a pane's
+// pollEvery is how often Eventually asks again: state such as a pane's
 // screen or a process table changes without a signal a test can wait on.
-const PollEvery = 20 * time.Millisecond
+const pollEvery = 20 * time.Millisecond
 
-// Eventually calls ok every PollEvery until it returns true, for at most
+// Eventually calls ok every pollEvery until it returns true, for at most
 // timeout, and otherwise fails the test: "<what> did not happen within
 // <timeout>", followed by what each show returns then (a pane's screen,
 // the state last seen). ok runs on the test goroutine and may itself fail
@@ -290,6 +291,6 @@ func Eventually(t testing.TB, timeout time.Duration, what string, ok func() bool
 			}
 			t.Fatal(msg)
 		}
-		time.Sleep(PollEvery) // the polling interval, not synchronization
+		time.Sleep(pollEvery) // the polling interval, not synchronization
 	}
 }
