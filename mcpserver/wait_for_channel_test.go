@@ -85,7 +85,7 @@ func TestWaitForChannelServerDied(t *testing.T) {
 	cs := connect(t, ts, Deps{})
 	done := callAsync[waitForChannelResult](cs, "wait_for_channel", map[string]any{"channel": "c"})
 	waitingFor(t)
-	ts.Run("kill-server")
+	ts.KillServer() // gone, not going: the signal_channel below must find no server
 	r := receive(t, done, 10*time.Second)
 	if r.Outcome != "server_died" {
 		t.Errorf("server killed during the wait: %+v; want server_died", r)
