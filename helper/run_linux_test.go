@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/libtmux/libtmux-mcp/helper/job"
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 const (
@@ -281,22 +282,14 @@ func liveMembers(pgid int) []string {
 	return live
 }
 
-// waitGroupGone polls until group pgid has no live member, failing the test at deadline.
-func waitGroupGone(t *testing.T, pgid int, deadline time.Time) {
+// waitGroupGone polls until group pgid has no live member, failing the test after within.
+func waitGroupGone(t *testing.T, pgid int, within time.Duration) {
 	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		live := liveMembers(pgid)
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("process group %d still has live members at the deadline: %q", pgid, live)
-			return
-		}
-		<-tick.C
-	}
+	var live []string
+	tmuxtest.Eventually(t, within, fmt.Sprintf("process group %d ending", pgid), func() bool {
+		live = liveMembers(pgid)
+		return len(live) == 0
+	}, func() string { return fmt.Sprintf("live members: %q", live) })
 }
 
 // compareOutput reports a difference between two outputs, briefly when they are long.
@@ -422,7 +415,7 @@ func TestRun(t *testing.T) {
 				compareOutput(t, "stderr", o.stderr, tt.stderr)
 			}
 			if tt.groupGone {
-				waitGroupGone(t, o.started.PGID, time.Now().Add(stopWithin))
+				waitGroupGone(t, o.started.PGID, stopWithin)
 			}
 			b.done(0)
 		})
@@ -621,7 +614,7 @@ func TestStop(t *testing.T) {
 				}
 				compareOutput(t, "stdout after ready", o.stdout, "")
 			}
-			waitGroupGone(t, o.started.PGID, stopped.Add(stopWithin))
+			waitGroupGone(t, o.started.PGID, time.Until(stopped.Add(stopWithin))) // within stopWithin of the stop
 			if tt.stays {
 				b.send(newJob("echo next"))
 				if o := b.collect(); string(o.stdout) != "next\n" {

@@ -13,7 +13,7 @@ func TestTmuxServerKilledBetweenReads(t *testing.T) {
 	pane := ts.NewSession("doomed", "sh")
 	p := start(t, cleanEnv(t, shortTempDir(t)), "--socket", ts.Socket)
 	p.answer("capture_pane", map[string]any{"paneId": pane})
-	ts.Run("kill-server")
+	ts.KillServer() // gone, not going: the reads below must find no server
 	for _, tc := range []struct {
 		tool string
 		args map[string]any

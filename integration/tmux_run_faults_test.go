@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,22 +14,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // waitFile waits until path exists, for at most 20 s.
 func waitFile(t testing.TB, path string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
+	tmuxtest.Eventually(t, 20*time.Second, path+" appearing", func() bool {
+		_, err := os.Stat(path)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the file system
-	}
+		return err == nil
+	})
 }
 
 // readPID reads a pid a script wrote to path (atomically, via rename).
@@ -54,13 +53,9 @@ func writePIDScript(path, rest string) string {
 // groupGone waits up to 2 s for process group pgid to have no live member.
 func groupGone(t testing.TB, pgid int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for syscall.Kill(-pgid, 0) == nil && liveMember(pgid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still runs after 2 s", pgid)
-		}
-		time.Sleep(10 * time.Millisecond) // polling process state
-	}
+	tmuxtest.Eventually(t, 2*time.Second, fmt.Sprintf("process group %d ending", pgid), func() bool {
+		return syscall.Kill(-pgid, 0) != nil || !liveMember(pgid)
+	})
 }
 
 // liveMember reports whether a non-zombie process is in group pgid
@@ -406,12 +401,8 @@ func TestTmuxRunDeadPane(t *testing.T) {
 	e := enrollPane(t)
 	e.ts.Run("set-option", "-p", "-t", e.pane, "remain-on-exit", "on")
 	e.ts.Type(e.pane, "exit", true)
-	deadline := time.Now().Add(20 * time.Second)
-	for strings.TrimSpace(e.ts.Run("display-message", "-p", "-t", e.pane, "#{pane_dead}")) != "1" {
-		if time.Now().After(deadline) {
-			t.Fatal("the pane never died")
-		}
-		time.Sleep(10 * time.Millisecond) // polling tmux state
-	}
+	tmuxtest.Eventually(t, 20*time.Second, "the pane dying", func() bool {
+		return strings.TrimSpace(e.ts.Run("display-message", "-p", "-t", e.pane, "#{pane_dead}")) == "1"
+	}, func() string { return "it shows:\n" + e.ts.Capture(e.pane) })
 	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "pane_dead", "not_sent")
 }

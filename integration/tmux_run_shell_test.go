@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,13 +72,11 @@ func TestTmuxRunCommandsInheritNothing(t *testing.T) {
 	pid := readPID(t, pidfile)
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	// $! is the forked shell until it has exec'd sleep (close-on-exec acts only then).
-	deadline := time.Now().Add(10 * time.Second)
-	for comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.TrimSpace(string(comm)) != "sleep"; comm, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm") {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d never became sleep (%q)", pid, comm)
-		}
-		time.Sleep(10 * time.Millisecond) // polling process state
-	}
+	var comm []byte
+	tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("process %d becoming sleep", pid), func() bool {
+		comm, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm") // unreadable: not sleep yet, or gone (then the deadline says so)
+		return strings.TrimSpace(string(comm)) == "sleep"
+	}, func() string { return fmt.Sprintf("it is %q", comm) })
 	if extra := tmuxtest.ExtraFDs(t, pid, 2*time.Second); len(extra) != 0 {
 		t.Errorf("the sleep holds %q; want only its terminal on 0-2", extra)
 	}
@@ -188,7 +187,7 @@ func TestTmuxRunServerRestartedOnTheSameSocket(t *testing.T) {
 	e := enrollPane(t)
 	e.stdoutOf(t, "true")
 	lost := strings.Count(e.p.stderr.String(), "tmux_run enrollment lost")
-	e.ts.Run("kill-server")
+	e.ts.KillServer() // the old server is gone before a new one starts on its socket
 	if !e.p.stderr.waitCount("tmux_run enrollment lost", lost+1, 20*time.Second) {
 		t.Fatalf("the server did not notice the shell's end; stderr:\n%s", e.p.stderr)
 	}
@@ -239,7 +238,13 @@ func TestTmuxRunStartsNoTmuxProcess(t *testing.T) {
 	e := invitePane(t, []string{"--tmux-bin", wrapper})
 	e.source(t)
 	e.stdoutOf(t, "true") // the resident helper exists
-	count := func() int { b, _ := os.ReadFile(calls); return strings.Count(string(b), "\n") }
+	count := func() int {
+		b, err := os.ReadFile(calls)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "\n")
+	}
 	before := count()
 	const runs = 20
 	var last string
@@ -252,15 +257,9 @@ func TestTmuxRunStartsNoTmuxProcess(t *testing.T) {
 		b, _ := os.ReadFile(calls)
 		t.Errorf("%d runs started %d tmux processes; want fewer than one per run:\n%s", runs, n, b)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := strings.TrimSpace(e.ts.Run("show-options", "-p", "-q", "-v", "-t", e.pane, "@libtmux_mcp_run"))
-		if got == last {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the pane's @libtmux_mcp_run is %q; want the last run %q", got, last)
-		}
-		time.Sleep(20 * time.Millisecond) // polling tmux state
-	}
+	var got string
+	tmuxtest.Eventually(t, 10*time.Second, "the pane's @libtmux_mcp_run naming the last run "+last, func() bool {
+		got = strings.TrimSpace(e.ts.Run("show-options", "-p", "-q", "-v", "-t", e.pane, "@libtmux_mcp_run"))
+		return got == last
+	}, func() string { return fmt.Sprintf("it is %q", got) })
 }

@@ -60,11 +60,9 @@ func TestWaitsConcurrent(t *testing.T) {
 		}()
 	}
 	// Sent behind the waits (once the first of them is blocking in tmux).
-	if !eventually(10*time.Second, func() bool {
+	tmuxtest.Eventually(t, 10*time.Second, "a wait attaching a control client", func() bool {
 		return strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1")
-	}) {
-		t.Fatal("no wait attached a control client")
-	}
+	})
 	var lists []time.Duration
 	for i := 0; i < 20; i++ {
 		sent := time.Now()
@@ -96,18 +94,6 @@ func maxDur(ds []time.Duration) time.Duration {
 		m = max(m, d)
 	}
 	return m
-}
-
-// eventually polls ok until it holds or timeout passes.
-func eventually(timeout time.Duration, ok func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not synchronization
-	}
-	return true
 }
 
 // cpuTicks reads a process's user+system CPU time, in clock ticks.
@@ -215,9 +201,7 @@ func TestWaitCancellation(t *testing.T) {
 			_, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: args})
 			done <- err
 		}()
-		if !eventually(10*time.Second, func() bool { return len(descendants(pid, c.child)) > 0 }) {
-			t.Fatalf("%s: no %q process started", c.name, c.child)
-		}
+		tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("%s starting a %q process", c.name, c.child), func() bool { return len(descendants(pid, c.child)) > 0 })
 		begin := time.Now()
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
@@ -230,9 +214,8 @@ func TestWaitCancellation(t *testing.T) {
 		}
 		// wait-for goes at once; the control client after the pool's idle
 		// second.
-		if !eventually(5*time.Second, func() bool { return len(descendants(pid, c.child)) == 0 }) {
-			t.Errorf("%s: processes left behind: %v", c.name, descendants(pid, c.child))
-		}
+		tmuxtest.Eventually(t, 5*time.Second, fmt.Sprintf("%s's %q processes ending", c.name, c.child), func() bool { return len(descendants(pid, c.child)) == 0 },
+			func() string { return fmt.Sprintf("left behind: %v", descendants(pid, c.child)) })
 	}
 }
 
@@ -261,11 +244,9 @@ func TestWaitCancelledBySIGTERM(t *testing.T) {
 			answers <- answer{c.name, res, err}
 		}()
 	}
-	if !eventually(10*time.Second, func() bool {
+	tmuxtest.Eventually(t, 10*time.Second, "the waits starting (wait-for and a control client)", func() bool {
 		return len(descendants(pid, "wait-for")) > 0 && len(descendants(pid, " -C ")) > 0
-	}) {
-		t.Fatal("the waits never started")
-	}
+	})
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

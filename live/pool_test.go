@@ -8,10 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
-// fakeConn is a control connection the test feeds events into.
+// fakeConn is a control connection the test feeds events into. Its event
+// channel is unbuffered: a send returns once the fan-out has taken the
+// event, and the fan-out takes an event only after delivering the one
+// before it to every watch.
 type fakeConn struct {
 	mu     sync.Mutex
 	subs   map[string]string
@@ -22,7 +26,18 @@ type fakeConn struct {
 }
 
 func newFake() *fakeConn {
-	return &fakeConn{events: make(chan tmux.Event, 16), done: make(chan struct{}), subs: map[string]string{}}
+	return &fakeConn{events: make(chan tmux.Event), done: make(chan struct{}), subs: map[string]string{}}
+}
+
+// sync returns once every event sent before has reached its watches: the
+// fan-out has taken an event that concerns no watch after them.
+func (f *fakeConn) sync(t *testing.T) {
+	t.Helper()
+	select {
+	case f.events <- tmux.Event{Kind: tmux.EventSubscriptionChanged, Name: "test-sync"}:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fan-out took no event for 10 s")
+	}
 }
 
 func (f *fakeConn) Subscribe(int) (<-chan tmux.Event, func()) { return f.events, func() {} }
@@ -90,22 +105,23 @@ func (d *fakeDialer) conn(session string) *fakeConn {
 	return d.conns[session]
 }
 
-func woken(w *Watch) bool {
+// woken reports whether the events sent to c so far left w a wake-up,
+// and takes it.
+func woken(t *testing.T, c *fakeConn, w *Watch) bool {
+	t.Helper()
+	c.sync(t)
 	select {
 	case <-w.C():
 		return true
-	case <-time.After(2 * time.Second):
+	default:
 		return false
 	}
 }
 
-func quiet(w *Watch) bool {
-	select {
-	case <-w.C():
-		return false
-	case <-time.After(50 * time.Millisecond):
-		return true
-	}
+// quiet reports whether the events sent to c so far left w no wake-up.
+func quiet(t *testing.T, c *fakeConn, w *Watch) bool {
+	t.Helper()
+	return !woken(t, c, w)
 }
 
 func TestPoolSharesOneConnectionPerSession(t *testing.T) {
@@ -137,28 +153,31 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 	c := d.conn("$1")
 	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%1", Data: []byte("x")}
 	for i, w := range watches {
-		if !woken(w) {
+		if !woken(t, c, w) {
 			t.Errorf("watch %d of %%1 not woken by its output", i)
 		}
 	}
-	if !quiet(other) {
+	if !quiet(t, c, other) {
 		t.Error("a watch of %2 was woken by %1's output")
 	}
 	// Many events, one pending wake-up: the channel coalesces.
 	for i := 0; i < 5; i++ {
 		c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%2"}
 	}
-	if !woken(other) {
+	if !woken(t, c, other) {
 		t.Fatal("no wake-up for %2")
+	}
+	if !quiet(t, c, other) {
+		t.Error("five outputs left more than one wake-up pending")
 	}
 	// A watch for the pane's end only is not woken by its output.
 	ends, _ := p.Watch(context.Background(), "$1", "%2", false)
 	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%2"}
-	if !woken(other) || !quiet(ends) {
+	if !woken(t, c, other) || !quiet(t, c, ends) {
 		t.Error("output woke a watch that asked only for the pane's end")
 	}
 	c.events <- tmux.Event{Kind: tmux.EventLayoutChange, Window: "@1"}
-	if !woken(ends) {
+	if !woken(t, c, ends) {
 		t.Error("a layout change did not wake a watch for the pane's end")
 	}
 	// A pane that dies and stays is reported through the session's
@@ -166,7 +185,7 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 	if got := c.subscriptions(); got[deadSubscription] != " "+deadFormat {
 		t.Errorf("subscriptions %v; want the session's dead panes", got)
 	}
-	time.Sleep(50 * time.Millisecond) // let the fan-out deliver the layout change
+	c.sync(t) // the layout change has reached every watch
 	for _, w := range append(watches, ends, other) {
 		select { // drain wake-ups already delivered
 		case <-w.C():
@@ -174,16 +193,16 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 		}
 	}
 	c.events <- tmux.Event{Kind: tmux.EventSubscriptionChanged, Name: deadSubscription, Session: "$1", Value: "%2 "}
-	if !woken(ends) || !woken(watches[0]) {
+	if !woken(t, c, ends) || !woken(t, c, watches[0]) {
 		t.Error("the dead-panes subscription did not wake every watch")
 	}
 	c.events <- tmux.Event{Kind: tmux.EventSubscriptionChanged, Name: "someone-else", Session: "$1"}
-	if !quiet(ends) {
+	if !quiet(t, c, ends) {
 		t.Error("another subscription woke a watch")
 	}
 	// A layout change or lost events may concern every pane.
 	c.events <- tmux.Event{Kind: tmux.EventLost, Lost: 3}
-	if !woken(watches[0]) || !woken(watches[9]) {
+	if !woken(t, c, watches[0]) || !woken(t, c, watches[9]) {
 		t.Error("EventLost did not wake every watch")
 	}
 }
@@ -195,22 +214,28 @@ func TestPoolClosesIdleAndReopens(t *testing.T) {
 	w, _ := p.Watch(context.Background(), "$1", "%1", true)
 	w.Close()
 	c := d.conn("$1")
-	deadline := time.Now().Add(2 * time.Second)
-	for !c.closed.Load() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if !c.closed.Load() {
-		t.Fatal("the idle connection was not closed")
-	}
+	tmuxtest.Eventually(t, 2*time.Second, "the idle connection closing", c.closed.Load)
 	w2, err := p.Watch(context.Background(), "$1", "%1", true)
 	if err != nil || d.dials["$1"] != 2 {
 		t.Fatalf("watch after idle close: %v, %d dials; want a new connection", err, d.dials["$1"])
 	}
-	// A watch arriving within the idle period keeps the connection.
+	// A watch arriving within the idle period keeps the connection: it
+	// stops the idle timer, and a timer that fired meanwhile finds a watch
+	// and leaves the connection open.
 	w2.Close()
-	w3, _ := p.Watch(context.Background(), "$1", "%1", true)
+	w3, err := p.Watch(context.Background(), "$1", "%1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer w3.Close()
-	time.Sleep(60 * time.Millisecond) // longer than idle: the timer must have been stopped
+	p.mu.Lock()
+	s := p.sessions["$1"]
+	running := s.idle != nil
+	p.mu.Unlock()
+	if running {
+		t.Error("the idle timer still runs while the connection is watched")
+	}
+	p.closeIdle(s) // as the timer would, had it fired just before the watch
 	if d.conn("$1").closed.Load() {
 		t.Error("a watched connection was closed as idle")
 	}

@@ -30,16 +30,16 @@ func TestReadBatch(t *testing.T) {
 
 	// 16 operations run, each through its tool's own handler.
 	var got batchResult
-	if msg := call(t, cs, batchName, map[string]any{"operations": ops(16, "snapshot_pane", map[string]any{"paneId": pane})}, &got); msg != "" {
-		t.Fatal(msg)
-	}
+	call(t, cs, batchName, map[string]any{"operations": ops(16, "snapshot_pane", map[string]any{"paneId": pane})}, &got)
 	if got.Succeeded != 16 || got.Failed != 0 || len(got.Results) != 16 || got.StoppedAt != nil {
 		t.Fatalf("16 operations = %+v", got)
 	}
 	for i, r := range got.Results {
 		raw, _ := json.Marshal(r.Result)
 		var snap snapshotPaneResult
-		json.Unmarshal(raw, &snap)
+		if err := json.Unmarshal(raw, &snap); err != nil {
+			t.Fatalf("row %d: decode %s: %v", i, raw, err)
+		}
 		if r.Index != i || !r.OK || snap.PaneID != pane || !strings.Contains(strings.Join(snap.Lines, "\n"), "hello") {
 			t.Errorf("row %d = %+v", i, r)
 		}
@@ -57,9 +57,7 @@ func TestReadBatch(t *testing.T) {
 		{map[string]any{"operations": ops(1, "list_sessions", nil), "onError": "ignore"}, "not stop or continue"},
 	} {
 		before := client.Calls()
-		if msg := call(t, cs, batchName, tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("batch %v: error %q; want %q", tc.args, msg, tc.want)
-		}
+		callErr(t, cs, batchName, tc.args, tc.want)
 		if n := client.Calls() - before; n != 0 {
 			t.Errorf("refused batch made %d tmux calls", n)
 		}
@@ -101,9 +99,8 @@ func TestReadBatchRespectsTheSelection(t *testing.T) {
 		{"capture_pane", `no tool "capture_pane" on this server`},
 		{"tmux_run", "tmux_run is not a read-only tool"},
 	} {
-		msg := call(t, cs, batchName, map[string]any{"operations": ops(1, tc.tool, map[string]any{"paneId": pane})}, nil)
-		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "nothing ran") {
-			t.Errorf("batch of %s: error %q; want %q", tc.tool, msg, tc.want)
+		if msg := callErr(t, cs, batchName, map[string]any{"operations": ops(1, tc.tool, map[string]any{"paneId": pane})}, tc.want); !strings.Contains(msg, "nothing ran") {
+			t.Errorf("batch of %s: error %q; want it to say nothing ran", tc.tool, msg)
 		}
 	}
 	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "capture_pane", Arguments: map[string]any{"paneId": pane}}); err == nil && !res.IsError {
@@ -140,7 +137,9 @@ func TestReadBatchByteCap(t *testing.T) {
 		t.Fatalf("batch: %v %+v", err, res)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
-	json.Unmarshal(raw, &got)
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("decode %.300s: %v", raw, err)
+	}
 	text, _ := json.Marshal(res.Content)
 	if total := len(raw) + len(text); total > 1_000_000 {
 		t.Errorf("batch answer is %d bytes (structured %d + text); cap is 1,000,000", total, len(raw))

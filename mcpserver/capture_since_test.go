@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,16 +17,16 @@ import (
 func captureSince(t *testing.T, cs *mcp.ClientSession, args map[string]any) captureSinceResult {
 	t.Helper()
 	var out captureSinceResult
-	if msg := call(t, cs, "capture_since", args, &out); msg != "" {
-		t.Fatalf("capture_since %v: %s", args, msg)
-	}
+	call(t, cs, "capture_since", args, &out)
 	return out
 }
 
 func TestCaptureSinceGrowingLog(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	log := filepath.Join(ts.Dir, "log")
-	os.WriteFile(log, []byte("first\n"), 0o600)
+	if err := os.WriteFile(log, []byte("first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	pane := ts.NewSession("s", "tail", "-n", "+1", "-f", log)
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "first") })
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
@@ -35,24 +36,29 @@ func TestCaptureSinceGrowingLog(t *testing.T) {
 		t.Fatalf("seed: %+v; want the screen's one finished line and a cursor", got)
 	}
 	cursor := got.Cursor
-	f, _ := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer f.Close()
 	for round := 1; round <= 10; round++ {
 		var want []string
 		for i := 0; i < round; i++ {
 			want = append(want, fmt.Sprintf("round %d line %d", round, i))
 		}
-		f.WriteString(strings.Join(want, "\n") + "\n")
+		if _, err := f.WriteString(strings.Join(want, "\n") + "\n"); err != nil {
+			t.Fatal(err)
+		}
 		var lines []string
-		deadline := time.Now().Add(10 * time.Second)
-		for len(lines) < len(want) && time.Now().Before(deadline) {
+		tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("round %d's %d lines", round, len(want)), func() bool {
 			got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": cursor, "waitMs": 5000})
 			if !got.Continuous || got.MissedLines != 0 {
 				t.Fatalf("round %d: %+v; want continuous", round, got)
 			}
 			lines = append(lines, got.Lines...)
 			cursor = got.Cursor
-		}
+			return len(lines) >= len(want)
+		}, func() string { return fmt.Sprintf("lines so far %q", lines) })
 		if fmt.Sprint(lines) != fmt.Sprint(want) {
 			t.Fatalf("capture %d: lines %q; want only the new %q", round, lines, want)
 		}
@@ -89,7 +95,8 @@ func TestCaptureSinceClear(t *testing.T) {
 			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "5\n$") })
 			got := captureSince(t, cs, map[string]any{"paneId": pane})
 			ts.Type(pane, c.clear+"; echo after-clear", true)
-			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "after-clear\n") })
+			// A line of its own: the typed command line ends in "after-clear" too.
+			ts.WaitFor(pane, func(screen string) bool { return hasLine(screen, "after-clear") })
 			got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
 			if got.Continuous {
 				t.Errorf("after clear: %+v; want continuous:false", got)
@@ -116,7 +123,7 @@ func TestCaptureSinceResize(t *testing.T) {
 	got := captureSince(t, cs, map[string]any{"paneId": pane})
 	ts.Run("split-window", "-v", "-d", "-t", pane) // pane is now about half as tall
 	ts.Type(pane, "echo after-resize", true)
-	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "after-resize\n") })
+	ts.WaitFor(pane, func(screen string) bool { return hasLine(screen, "after-resize") })
 	got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
 	if !got.Continuous || !strings.Contains(strings.Join(got.Lines, "\n"), "after-resize") {
 		t.Errorf("after a resize: %+v; want continuous with the new lines", got)
@@ -145,10 +152,13 @@ func TestCaptureSinceRefusals(t *testing.T) {
 		{map[string]any{"paneId": pane, "cursor": "garbage"}, "not one this server returned"},
 		{map[string]any{"paneId": other, "cursor": got.Cursor}, "belongs to pane " + pane},
 	} {
-		if msg := call(t, cs, "capture_since", c.args, nil); !strings.Contains(msg, c.want) {
-			t.Errorf("%v: %q; want %q", c.args, msg, c.want)
-		}
+		callErr(t, cs, "capture_since", c.args, c.want)
 	}
+}
+
+// hasLine reports whether a line of screen is exactly line.
+func hasLine(screen, line string) bool {
+	return slices.Contains(strings.Split(screen, "\n"), line)
 }
 
 // numbered reads "n N" lines into numbers.

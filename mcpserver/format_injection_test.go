@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
@@ -47,8 +48,11 @@ func TestFormatInjection(t *testing.T) {
 	}
 	waitPath := func(pane, dir string) {
 		t.Helper()
-		eventually(t, fmt.Sprintf("pane %s starting in %q (it shows %q)", pane, dir, tmuxSays(ts, pane, "#{pane_current_path}")),
-			func() bool { return tmuxSays(ts, pane, "#{pane_current_path}") == dir })
+		var got string
+		tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("pane %s starting in %q", pane, dir), func() bool {
+			got = tmuxSays(ts, pane, "#{pane_current_path}")
+			return got == dir
+		}, func() string { return fmt.Sprintf("it shows %q", got) })
 	}
 	// stored fails the test unless tmux stores want under format and the
 	// tool answered it too.
@@ -89,22 +93,22 @@ func TestFormatInjection(t *testing.T) {
 				{"set_pane_title", map[string]any{"paneId": base, "title": p}},
 				{"kill_session", map[string]any{"sessionName": p}},
 			} {
-				mustRefuse(t, cs, tc.tool, tc.args, "control character")
+				callErr(t, cs, tc.tool, tc.args, "control character")
 			}
-			mustRefuse(t, cs, "select_layout", map[string]any{"windowId": tmuxSays(ts, base, "#{window_id}"), "layout": p}, "layout")
+			callErr(t, cs, "select_layout", map[string]any{"windowId": tmuxSays(ts, base, "#{window_id}"), "layout": p}, "layout")
 			continue
 		}
 		name := fmt.Sprintf("s%d%s", i, p) // session names must be unique
 
 		var sess createSessionResult
-		mustCall(t, cs, "create_session", map[string]any{"sessionName": name, "startDirectory": startDir("cs", i, p)}, &sess)
+		call(t, cs, "create_session", map[string]any{"sessionName": name, "startDirectory": startDir("cs", i, p)}, &sess)
 		stored("create_session sessionName", sess.SessionID, "#{session_name}", sess.SessionName, asSession(name))
 		noted("create_session", name, asSession(name), sess.Note)
 		waitPath(sess.PaneID, startDir("cs", i, p))
 
 		// The name as an exact target (=name) is never expanded either.
 		var win createWindowResult
-		mustCall(t, cs, "create_window", map[string]any{"sessionName": asSession(name), "name": p, "startDirectory": startDir("cw", i, p)}, &win)
+		call(t, cs, "create_window", map[string]any{"sessionName": asSession(name), "name": p, "startDirectory": startDir("cw", i, p)}, &win)
 		if win.SessionID != sess.SessionID {
 			t.Errorf("create_window in session %q landed in %s; want %s", name, win.SessionID, sess.SessionID)
 		}
@@ -113,29 +117,29 @@ func TestFormatInjection(t *testing.T) {
 		waitPath(win.PaneID, startDir("cw", i, p))
 
 		var split splitWindowResult
-		mustCall(t, cs, "split_window", map[string]any{"paneId": win.PaneID, "startDirectory": startDir("sw", i, p)}, &split)
+		call(t, cs, "split_window", map[string]any{"paneId": win.PaneID, "startDirectory": startDir("sw", i, p)}, &split)
 		waitPath(split.PaneID, startDir("sw", i, p))
 
 		var rs renameSessionResult
 		renamed := "r" + name
-		mustCall(t, cs, "rename_session", map[string]any{"sessionName": asSession(name), "name": renamed}, &rs)
+		call(t, cs, "rename_session", map[string]any{"sessionName": asSession(name), "name": renamed}, &rs)
 		stored("rename_session name", sess.SessionID, "#{session_name}", rs.Name, asSession(renamed))
 		noted("rename_session", renamed, asSession(renamed), rs.Note)
 
 		var rw renameWindowResult
-		mustCall(t, cs, "rename_window", map[string]any{"windowId": sess.WindowID, "name": p}, &rw)
+		call(t, cs, "rename_window", map[string]any{"windowId": sess.WindowID, "name": p}, &rw)
 		stored("rename_window name", sess.WindowID, "#{window_name}", rw.Name, asName(p))
 		noted("rename_window", p, asName(p), rw.Note)
 
 		var title setPaneTitleResult
-		mustCall(t, cs, "set_pane_title", map[string]any{"paneId": split.PaneID, "title": p}, &title)
+		call(t, cs, "set_pane_title", map[string]any{"paneId": split.PaneID, "title": p}, &title)
 		stored("set_pane_title title", split.PaneID, "#{pane_title}", title.Title, rules.title(p))
 
-		mustRefuse(t, cs, "select_layout", map[string]any{"windowId": win.WindowID, "layout": p}, "layout")
+		callErr(t, cs, "select_layout", map[string]any{"windowId": win.WindowID, "layout": p}, "layout")
 
 		// list_panes reports the stored text as it is.
 		var panes listPanesResult
-		mustCall(t, cs, "list_panes", map[string]any{"windowId": win.WindowID}, &panes)
+		call(t, cs, "list_panes", map[string]any{"windowId": win.WindowID}, &panes)
 		for _, row := range panes.Panes {
 			if row.WindowName != rules.newWindow(p) || row.SessionName != asSession(renamed) {
 				t.Errorf("list_panes shows window %q in session %q; want %q in %q", row.WindowName, row.SessionName, rules.newWindow(p), asSession(renamed))
@@ -161,9 +165,9 @@ func TestWindowNameFormatsStayLiteral(t *testing.T) {
 	name := "#(touch " + file + ") #{pid}"
 
 	var win createWindowResult
-	mustCall(t, cs, "create_window", map[string]any{"sessionName": "w", "name": name}, &win)
+	call(t, cs, "create_window", map[string]any{"sessionName": "w", "name": name}, &win)
 	var rw renameWindowResult
-	mustCall(t, cs, "rename_window", map[string]any{"windowId": tmuxSays(ts, pane, "#{window_id}"), "name": name}, &rw)
+	call(t, cs, "rename_window", map[string]any{"windowId": tmuxSays(ts, pane, "#{window_id}"), "name": name}, &rw)
 	for _, w := range []string{win.WindowID, tmuxSays(ts, pane, "#{window_id}")} {
 		if got := tmuxSays(ts, w, "#{window_name}"); got != name {
 			t.Errorf("window %s is named %q; want %q", w, got, name)
@@ -188,17 +192,17 @@ func TestLiteralRoundTrip(t *testing.T) {
 		"#{?pid,a,b}", "#{l:#{pid}}", "a;", ";", "a;b", "a\\;", "#;", "-x", "--",
 	} {
 		var title setPaneTitleResult
-		mustCall(t, cs, "set_pane_title", map[string]any{"paneId": pane, "title": v}, &title)
+		call(t, cs, "set_pane_title", map[string]any{"paneId": pane, "title": v}, &title)
 		if got, want := tmuxSays(ts, pane, "#{pane_title}"), rules.title(v); got != want || title.Title != want {
 			t.Errorf("title %q: tmux stored %q, the tool answered %q; want %q", v, got, title.Title, want)
 		}
 		var rw renameWindowResult
-		mustCall(t, cs, "rename_window", map[string]any{"windowId": window, "name": v}, &rw)
+		call(t, cs, "rename_window", map[string]any{"windowId": window, "name": v}, &rw)
 		if got, want := tmuxSays(ts, window, "#{window_name}"), rules.window(v); got != want {
 			t.Errorf("window name %q: tmux stored %q; want %q", v, got, want)
 		}
 		var rs renameSessionResult
-		mustCall(t, cs, "rename_session", map[string]any{"sessionId": session, "name": v}, &rs)
+		call(t, cs, "rename_session", map[string]any{"sessionId": session, "name": v}, &rs)
 		if got, want := tmuxSays(ts, session, "#{session_name}"), rules.session(v); got != want || rs.Name != want {
 			t.Errorf("session name %q: tmux stored %q, the tool answered %q; want %q", v, got, rs.Name, want)
 		}

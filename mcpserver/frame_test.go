@@ -20,7 +20,10 @@ func TestFrameNeverContainsItsMarkers(t *testing.T) {
 		if !strings.HasPrefix(f.line, " ") {
 			t.Errorf("%s: the typed line does not start with a space (kept out of histories)", shell)
 		}
-		g, _ := newFrame("/usr/bin/tmux", "/tmp/s", "echo hi", shell)
+		g, err := newFrame("/usr/bin/tmux", "/tmp/s", "echo hi", shell)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if g.begin == f.begin || g.channel == f.channel {
 			t.Errorf("two frames share a nonce: %q", f.begin)
 		}

@@ -3,8 +3,11 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/libtmux/libtmux-mcp/tmux"
@@ -59,13 +62,91 @@ func connectServer(t *testing.T, ctx context.Context, srv *mcp.Server) *mcp.Clie
 	return cs
 }
 
-// call calls a tool and decodes its structured answer into out. It fails
-// the test on a tool error unless wantErr, and returns the error text.
-func call(t *testing.T, cs *mcp.ClientSession, name string, args any, out any) (errText string) {
+// call calls a tool that must succeed and decodes its structured answer
+// into out (when not nil). A tool error fails the test here, naming the
+// tool, its arguments and the error text: a test built on call cannot pass
+// over a refusal it did not expect.
+func call(t testing.TB, cs *mcp.ClientSession, name string, args any, out any) {
 	t.Helper()
+	toolErr, err := callTool(cs, name, args, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if toolErr != "" {
+		t.Fatalf("%s %s: unexpected tool error: %s", name, argsText(args), toolErr)
+	}
+}
+
+// callErr calls a tool that must answer a tool error whose text contains
+// want (a code or a part of the message), and returns that text. Success,
+// or an error saying something else, fails the test here.
+func callErr(t testing.TB, cs *mcp.ClientSession, name string, args any, want string) string {
+	t.Helper()
+	toolErr, err := callTool(cs, name, args, nil)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case toolErr == "":
+		t.Fatalf("%s %s succeeded; want a tool error containing %q", name, argsText(args), want)
+	case !strings.Contains(toolErr, want):
+		t.Fatalf("%s %s: tool error %q; want it to contain %q", name, argsText(args), toolErr, want)
+	}
+	return toolErr
+}
+
+// reply is the outcome of a call made on a goroutine of its own (a wait
+// or a run the test interrupts), for the test goroutine to check: t.Fatal
+// belongs to the test goroutine.
+type reply[T any] struct {
+	name, args string
+	out        T
+	toolErr    string
+	err        error
+}
+
+// callAsync starts a call that must succeed on a goroutine of its own and
+// delivers its reply once, on the returned channel; receive checks it.
+func callAsync[T any](cs *mcp.ClientSession, name string, args any) <-chan reply[T] {
+	done := make(chan reply[T], 1)
+	go func() {
+		r := reply[T]{name: name, args: argsText(args)}
+		r.toolErr, r.err = callTool(cs, name, args, &r.out)
+		done <- r
+	}()
+	return done
+}
+
+// receive is call's check for callAsync, on the test goroutine: the
+// decoded answer, or the test fails on a protocol or tool error, or when
+// no reply arrives within timeout.
+func receive[T any](t testing.TB, ch <-chan reply[T], timeout time.Duration) T {
+	t.Helper()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if r.toolErr != "" {
+			t.Fatalf("%s %s: unexpected tool error: %s", r.name, r.args, r.toolErr)
+		}
+		return r.out
+	case <-time.After(timeout):
+		t.Fatalf("no reply within %s", timeout)
+		var zero T
+		return zero
+	}
+}
+
+// callTool calls a tool and decodes its structured answer into out. It
+// returns a tool error's text, and an error for what no tool should do: a
+// protocol error, a tool error carrying structuredContent (tmux_run's
+// contract excepted), an answer out cannot hold, or a text copy that
+// differs from structuredContent. It never touches a testing.T, so a
+// goroutine may use it (callAsync).
+func callTool(cs *mcp.ClientSession, name string, args any, out any) (toolErr string, err error) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		t.Fatalf("%s: protocol error: %v", name, err)
+		return "", fmt.Errorf("%s %s: protocol error: %v", name, argsText(args), err)
 	}
 	text := ""
 	for _, c := range res.Content {
@@ -75,21 +156,38 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any, out any) (
 	}
 	if res.IsError {
 		if res.StructuredContent != nil && name != "tmux_run" {
-			t.Errorf("%s: tool error carries structuredContent", name)
+			return text, fmt.Errorf("%s %s: tool error carries structuredContent: %s", name, argsText(args), text)
 		}
-		return text
+		if text == "" {
+			text = "(a tool error without text)"
+		}
+		return text, nil
 	}
 	if out != nil {
 		raw, _ := json.Marshal(res.StructuredContent)
+		// Decode into a zero value: a field this answer leaves out must not
+		// keep what an earlier call into the same variable put there.
+		if v := reflect.ValueOf(out); v.Kind() == reflect.Pointer && !v.IsNil() {
+			v.Elem().SetZero()
+		}
 		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s: decode %s: %v", name, raw, err)
+			return "", fmt.Errorf("%s %s: decode %s: %v", name, argsText(args), raw, err)
 		}
 		// The text copy is the same JSON, unescaped.
 		if strings.TrimSpace(text) != string(raw) && !jsonEqual(text, string(raw)) {
-			t.Errorf("%s: text copy %s differs from structuredContent %s", name, text, raw)
+			return "", fmt.Errorf("%s %s: text copy %s differs from structuredContent %s", name, argsText(args), text, raw)
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// argsText renders a call's arguments for a failure message.
+func argsText(args any) string {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Sprint(args)
+	}
+	return string(b)
 }
 
 func jsonEqual(a, b string) bool {

@@ -100,9 +100,7 @@ func TestSendKeys(t *testing.T) {
 	cs := connect(t, ts, Deps{})
 
 	var got sendKeysResult
-	if msg := call(t, cs, "send_keys", map[string]any{"paneId": pane, "text": "C-c #{pane_id} Enter;", "enter": true}, &got); msg != "" {
-		t.Fatal(msg)
-	}
+	call(t, cs, "send_keys", map[string]any{"paneId": pane, "text": "C-c #{pane_id} Enter;", "enter": true}, &got)
 	if got.PaneID != pane || !slices.Equal(got.Cohort, []string{pane}) {
 		t.Errorf("send_keys answered %+v; want paneId %s and cohort [%s]", got, pane, pane)
 	}
@@ -132,9 +130,7 @@ func TestSendKeys(t *testing.T) {
 		{map[string]any{"paneId": "%999", "text": "x"}, "call list_panes"},
 		{map[string]any{"paneId": plain, "text": "x", "force": plain}, "not this MCP server's own pane"},
 	} {
-		if msg := call(t, cs, "send_keys", tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("send_keys %v: error %q; want it to contain %q", tc.args, msg, tc.want)
-		}
+		callErr(t, cs, "send_keys", tc.args, tc.want)
 	}
 	if s := ts.Capture(plain); strings.TrimSpace(s) != "" {
 		t.Errorf("a refused call typed into %s:\n%s", plain, s)
@@ -167,14 +163,11 @@ func TestSendKeysBatch(t *testing.T) {
 	cs := connect(t, ts, Deps{})
 
 	var got sendKeysBatchResult
-	msg := call(t, cs, "send_keys_batch", map[string]any{"rows": []map[string]any{
+	call(t, cs, "send_keys_batch", map[string]any{"rows": []map[string]any{
 		{"paneId": a, "text": "one"},
 		{"paneId": b, "keys": []string{"C-a", "Enter"}},
 		{"paneId": a, "text": "two;", "enter": true},
 	}}, &got)
-	if msg != "" {
-		t.Fatal(msg)
-	}
 	if len(got.Rows) != 3 || got.Rows[1].PaneID != b || !slices.Equal(got.Rows[2].Cohort, []string{a}) {
 		t.Errorf("send_keys_batch answered %+v", got)
 	}
@@ -182,35 +175,30 @@ func TestSendKeysBatch(t *testing.T) {
 	ts.WaitFor(b, func(s string) bool { return strings.Contains(s, "^A\n") })
 
 	// Every row is checked before the first is sent.
-	msg = call(t, cs, "send_keys_batch", map[string]any{"rows": []map[string]any{
+	if msg := callErr(t, cs, "send_keys_batch", map[string]any{"rows": []map[string]any{
 		{"paneId": a, "text": "never", "enter": true},
 		{"paneId": a, "keys": []string{"not a key"}},
-	}}, nil)
-	if !strings.Contains(msg, "row 1") || !strings.Contains(msg, "nothing was sent") {
+	}}, "row 1"); !strings.Contains(msg, "nothing was sent") {
 		t.Errorf("a bad row 1: error %q; want row 1 named and nothing sent", msg)
 	}
 	rows := make([]map[string]any, maxBatchRows+1)
 	for i := range rows {
 		rows[i] = map[string]any{"paneId": a, "text": "x"}
 	}
-	if msg := call(t, cs, "send_keys_batch", map[string]any{"rows": rows}, nil); !strings.Contains(msg, "at most") {
-		t.Errorf("%d rows: error %q; want the bound named", len(rows), msg)
-	}
+	callErr(t, cs, "send_keys_batch", map[string]any{"rows": rows}, "at most")
 	big := strings.Repeat("y", maxTextBytes)
 	rows = rows[:0]
 	for range maxBatchSize/maxTextBytes + 1 {
 		rows = append(rows, map[string]any{"paneId": a, "text": big})
 	}
-	if msg := call(t, cs, "send_keys_batch", map[string]any{"rows": rows}, nil); !strings.Contains(msg, "nothing was sent") {
-		t.Errorf("%d bytes: error %q; want the byte bound, nothing sent", len(rows)*len(big), msg)
-	}
+	callErr(t, cs, "send_keys_batch", map[string]any{"rows": rows}, "nothing was sent")
 
 	// The first refusal stops the batch and says what was sent.
-	msg = call(t, cs, "send_keys_batch", map[string]any{"rows": []map[string]any{
+	msg := callErr(t, cs, "send_keys_batch", map[string]any{"rows": []map[string]any{
 		{"paneId": b, "text": "sent", "enter": true},
 		{"paneId": modal, "keys": []string{"q"}},
 		{"paneId": b, "text": "unsent", "enter": true},
-	}}, nil)
+	}}, "row 1")
 	for _, want := range []string{"row 1", "copy-mode", "row 0 sent", "rows 1 to 2 not"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refused row 1: error %q; want it to contain %q", msg, want)
@@ -251,9 +239,7 @@ func TestPasteText(t *testing.T) {
 	}
 	want := text.String() + "last;"
 	var got pasteTextResult
-	if msg := call(t, cs, "paste_text", map[string]any{"paneId": pane, "text": want, "enter": true}, &got); msg != "" {
-		t.Fatal(msg)
-	}
+	call(t, cs, "paste_text", map[string]any{"paneId": pane, "text": want, "enter": true}, &got)
 	if got.PaneID != pane || got.Bytes != len(want) {
 		t.Errorf("paste_text answered %+v; want paneId %s, bytes %d", got, pane, len(want))
 	}
@@ -282,9 +268,7 @@ func TestPasteText(t *testing.T) {
 		{map[string]any{"paneId": pane, "text": strings.Repeat("a", maxPasteBytes+1)}, "limit"},
 		{map[string]any{"paneId": "%999", "text": "x"}, "call list_panes"},
 	} {
-		if msg := call(t, cs, "paste_text", tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("paste_text to %v: error %q; want it to contain %q", tc.args["paneId"], msg, tc.want)
-		}
+		callErr(t, cs, "paste_text", tc.args, tc.want)
 	}
 	if bs := buffers(); bs != "" {
 		t.Errorf("buffers left after refusals: %q", bs)
@@ -311,15 +295,12 @@ func TestPasteTextChecksAgainBeforePasting(t *testing.T) {
 // waitFile polls path until it holds want, for at most 15 s.
 func waitFile(t *testing.T, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got, _ := os.ReadFile(path)
-		if string(got) == want {
-			return
+	var got []byte
+	tmuxtest.Eventually(t, 15*time.Second, fmt.Sprintf("%s holding %d bytes", path, len(want)), func() bool {
+		var err error
+		if got, err = os.ReadFile(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d bytes; want %d:\n%.300q", path, len(got), len(want), got)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronization
-	}
+		return string(got) == want
+	}, func() string { return fmt.Sprintf("it holds %d:\n%.300q", len(got), got) })
 }

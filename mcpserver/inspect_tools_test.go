@@ -33,9 +33,7 @@ func TestSnapshotPane(t *testing.T) {
 
 	before := client.Calls()
 	var got snapshotPaneResult
-	if msg := call(t, cs, "snapshot_pane", map[string]any{"paneId": pane}, &got); msg != "" {
-		t.Fatal(msg)
-	}
+	call(t, cs, "snapshot_pane", map[string]any{"paneId": pane}, &got)
 	if n := client.Calls() - before; n != 1 {
 		t.Errorf("snapshot_pane made %d tmux calls; want 1", n)
 	}
@@ -61,9 +59,7 @@ func TestSnapshotPane(t *testing.T) {
 		"%99": "no pane %99 on this server; call list_panes",
 		"3":   "not a tmux pane id",
 	} {
-		if msg := call(t, cs, "snapshot_pane", map[string]any{"paneId": args}, nil); !strings.Contains(msg, want) {
-			t.Errorf("snapshot_pane %s: error %q; want %q", args, msg, want)
-		}
+		callErr(t, cs, "snapshot_pane", map[string]any{"paneId": args}, want)
 	}
 }
 
@@ -159,9 +155,7 @@ func TestSearchPanes(t *testing.T) {
 		{map[string]any{"pattern": "x", "windowId": "@99"}, "call list_windows"},
 		{map[string]any{"pattern": "x", "sessionId": "s1"}, "not a tmux session id"},
 	} {
-		if msg := call(t, cs, "search_panes", tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("search_panes %v: error %q; want %q", tc.args, msg, tc.want)
-		}
+		callErr(t, cs, "search_panes", tc.args, tc.want)
 	}
 }
 
@@ -245,9 +239,7 @@ func TestFindPaneByPosition(t *testing.T) {
 		{map[string]any{"windowId": "@99", "x": 0, "y": 0}, "no window @99 on this server; call list_windows"},
 		{map[string]any{"windowId": "%1", "x": 0, "y": 0}, "not a tmux window id"},
 	} {
-		if msg := call(t, cs, "find_pane_by_position", tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("find_pane_by_position %v: error %q; want %q", tc.args, msg, tc.want)
-		}
+		callErr(t, cs, "find_pane_by_position", tc.args, tc.want)
 	}
 	// Zoomed: the active pane covers the whole window.
 	ts.Run("resize-pane", "-Z", "-t", left)
@@ -284,10 +276,7 @@ func TestShowOption(t *testing.T) {
 		{map[string]any{"scope": "server", "name": "command-alias[0]"}, "split-pane=split-window", true},
 	} {
 		var got showOptionResult
-		if msg := call(t, cs, "show_option", tc.args, &got); msg != "" {
-			t.Errorf("show_option %v: %s", tc.args, msg)
-			continue
-		}
+		call(t, cs, "show_option", tc.args, &got)
 		if got.Value != tc.value || got.Set != tc.set || (!got.Set && got.Note == "") {
 			t.Errorf("show_option %v = %+v; want value %q set %v", tc.args, got, tc.value, tc.set)
 		}
@@ -309,9 +298,7 @@ func TestShowOption(t *testing.T) {
 		{map[string]any{"scope": "window", "target": pane, "name": "mode-keys"}, "not a tmux window id"},
 		{map[string]any{"scope": "pane", "target": "%99", "name": "remain-on-exit"}, "no pane %99"},
 	} {
-		if msg := call(t, cs, "show_option", tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("show_option %v: error %q; want %q", tc.args, msg, tc.want)
-		}
+		callErr(t, cs, "show_option", tc.args, tc.want)
 	}
 	// The server still runs after the name that looked like a command.
 	ts.Run("has-session", "-t", "=opt")
@@ -363,9 +350,7 @@ func TestShowEnvironment(t *testing.T) {
 		{map[string]any{"sessionId": "env"}, "not a tmux session id"},
 		{map[string]any{"sessionId": "$9"}, "no session $9"},
 	} {
-		if msg := call(t, cs, "show_environment", tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("show_environment %v: error %q; want %q", tc.args, msg, tc.want)
-		}
+		callErr(t, cs, "show_environment", tc.args, tc.want)
 	}
 }
 
@@ -397,9 +382,7 @@ func TestShowHooks(t *testing.T) {
 		{map[string]any{"scope": "pane", "target": "%99"}, "no pane %99"},
 		{map[string]any{"scope": "session", "target": "hooks"}, "not a tmux session id"},
 	} {
-		if msg := call(t, cs, "show_hooks", tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("show_hooks %v: error %q; want %q", tc.args, msg, tc.want)
-		}
+		callErr(t, cs, "show_hooks", tc.args, tc.want)
 	}
 }
 
@@ -436,9 +419,7 @@ func TestGetTmuxVariables(t *testing.T) {
 		{map[string]any{"names": []string{"pane_id"}, "target": "%99"}, "no pane %99"},
 		{map[string]any{"names": []string{"pane_id"}, "target": "vars"}, "not a pane, window or session id"},
 	} {
-		if msg := call(t, cs, "get_tmux_variables", tc.args, nil); !strings.Contains(msg, tc.want) {
-			t.Errorf("get_tmux_variables %v: error %q; want %q", tc.args, msg, tc.want)
-		}
+		callErr(t, cs, "get_tmux_variables", tc.args, tc.want)
 	}
 	if _, err := os.Stat(file); err == nil {
 		t.Fatalf("%s exists: a caller's string ran as a format", file)
@@ -466,9 +447,7 @@ func TestNewInspectToolsMakeOneTmuxCall(t *testing.T) {
 		{"search_panes", map[string]any{"pattern": "x"}, 2},
 	} {
 		before := client.Calls()
-		if msg := call(t, cs, tc.tool, tc.args, nil); msg != "" {
-			t.Fatalf("%s: %s", tc.tool, msg)
-		}
+		call(t, cs, tc.tool, tc.args, nil)
 		if n := client.Calls() - before; n != tc.calls {
 			t.Errorf("%s made %d tmux calls; want %d", tc.tool, n, tc.calls)
 		}
@@ -494,9 +473,7 @@ func TestSearchPanesPaneLimitForReal(t *testing.T) {
 	ts.WaitFor(first, func(s string) bool { return strings.Count(s, "findme") == 2 })
 	cs := connect(t, ts, Deps{})
 	var got searchPanesResult
-	if msg := call(t, cs, "search_panes", map[string]any{"pattern": "findme"}, &got); msg != "" {
-		t.Fatal(msg)
-	}
+	call(t, cs, "search_panes", map[string]any{"pattern": "findme"}, &got)
 	if got.StoppedBy != "panes" || got.PanesSearched != 200 || len(got.Matches) != 2 || got.Matches[0].PaneID != first {
 		t.Errorf("search of 201 panes = stoppedBy %q, %d panes, matches %+v, note %q; %s", got.StoppedBy, got.PanesSearched, got.Matches, got.Note, ts.Run("list-sessions"))
 	}

@@ -22,9 +22,7 @@ func bashSession(t *testing.T, ts *tmuxtest.Server, name string) string {
 func runCmd(t *testing.T, cs *mcp.ClientSession, args map[string]any) runShellCommandResult {
 	t.Helper()
 	var out runShellCommandResult
-	if msg := call(t, cs, "run_shell_command", args, &out); msg != "" {
-		t.Fatalf("run_shell_command %v: tool error: %s", args, msg)
-	}
+	call(t, cs, "run_shell_command", args, &out)
 	return out
 }
 
@@ -101,10 +99,7 @@ func TestRunShellCommandOutcomes(t *testing.T) {
 				t.Errorf("timed_out note %q output %q", got.Note, got.Output)
 			}
 			// The pane is busy now: a second command is refused.
-			msg := call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, nil)
-			if !strings.Contains(msg, "not a shell") {
-				t.Errorf("command while sleep runs: %q; want a refusal naming the foreground program", msg)
-			}
+			callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, "not a shell")
 		})
 	}
 }
@@ -137,25 +132,16 @@ func TestRunShellCommandPaneDied(t *testing.T) {
 		pane := ts.ZshSession(fmt.Sprintf("z%v", live))
 		ts.Run("split-window", "-d", "-t", pane) // the session outlives the pane
 		cs := connect(t, ts, Deps{Limits: Limits{Live: live}})
-		done := make(chan runShellCommandResult, 1)
-		go func() {
-			var out runShellCommandResult
-			call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"}, &out)
-			done <- out
-		}()
+		done := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"})
 		ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
 		begin := time.Now()
 		ts.Run("kill-pane", "-t", pane)
-		select {
-		case got := <-done:
-			if got.Outcome != "pane_died" || got.ExitStatus != nil {
-				t.Errorf("live=%v: got %+v; want pane_died", live, got)
-			}
-			if took := time.Since(begin); live && took > 2*time.Second {
-				t.Errorf("live: pane_died took %s; want it at once", took)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("live=%v: no answer 10 s after the pane was killed", live)
+		got := receive(t, done, 10*time.Second)
+		if got.Outcome != "pane_died" || got.ExitStatus != nil {
+			t.Errorf("live=%v: got %+v; want pane_died", live, got)
+		}
+		if took := time.Since(begin); live && took > 2*time.Second {
+			t.Errorf("live: pane_died took %s; want it at once", took)
 		}
 	}
 }
@@ -176,36 +162,23 @@ func TestRunShellCommandRefusals(t *testing.T) {
 		{map[string]any{"paneId": other, "command": "true"}, `runs "sleep", not a shell`},
 		{map[string]any{"paneId": pane, "command": "true", "force": "%0"}, "force"},
 	} {
-		if msg := call(t, cs, "run_shell_command", c.args, nil); !strings.Contains(msg, c.want) {
-			t.Errorf("%v: error %q; want it to contain %q", c.args, msg, c.want)
-		}
+		callErr(t, cs, "run_shell_command", c.args, c.want)
 	}
 	ts.Run("set", "-w", "-t", pane, "synchronize-panes", "on")
 	ts.Run("split-window", "-d", "-t", pane)
-	if msg := call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, nil); !strings.Contains(msg, "synchronize-panes") {
-		t.Errorf("synchronized cohort: %q; want a refusal", msg)
-	}
+	callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, "synchronize-panes")
 }
 
 func TestRunShellCommandCancelledByShutdown(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.ZshSession("z")
 	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
-	done := make(chan runShellCommandResult, 1)
-	go func() {
-		var out runShellCommandResult
-		call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30"}, &out)
-		done <- out
-	}()
+	done := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30"})
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\nstarted") })
 	shutdown()
-	select {
-	case got := <-done:
-		if got.Outcome != "cancelled" || got.ExitStatus != nil || !strings.Contains(got.Note, "may still be running") {
-			t.Errorf("shutdown during a command: %+v; want cancelled, saying it may still run", got)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no answer after shutdown")
+	got := receive(t, done, 5*time.Second)
+	if got.Outcome != "cancelled" || got.ExitStatus != nil || !strings.Contains(got.Note, "may still be running") {
+		t.Errorf("shutdown during a command: %+v; want cancelled, saying it may still run", got)
 	}
 }
 
@@ -213,23 +186,14 @@ func TestRunShellCommandServerKilled(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.ZshSession("z")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
-	done := make(chan runShellCommandResult, 1)
-	go func() {
-		var out runShellCommandResult
-		call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"}, &out)
-		done <- out
-	}()
+	done := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"})
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
 	ts.Run("kill-server")
-	select {
-	case got := <-done:
-		// wait-for returns 0 when the server dies: the answer must not be
-		// a completion.
-		if got.Outcome != "pane_died" || got.ExitStatus != nil {
-			t.Errorf("server killed during a command: %+v; want pane_died", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer after the server was killed")
+	got := receive(t, done, 10*time.Second)
+	// wait-for returns 0 when the server dies: the answer must not be
+	// a completion.
+	if got.Outcome != "pane_died" || got.ExitStatus != nil {
+		t.Errorf("server killed during a command: %+v; want pane_died", got)
 	}
 }
 
@@ -240,25 +204,16 @@ func TestRunShellCommandPaneDiesAndStays(t *testing.T) {
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.ZshSession("z")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
-	done := make(chan runShellCommandResult, 1)
-	go func() {
-		var out runShellCommandResult
-		call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"}, &out)
-		done <- out
-	}()
+	done := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"})
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
 	ts.KillPaneProcess(pane)
-	select {
-	case got := <-done:
-		// The shell's death hangs up its job: the frame's exit trap may
-		// still report the command's end (zsh's subshell answers 1) before
-		// the dead pane is noticed. Either is the truth; waiting on is not.
-		hungUp := got.Outcome == "completed" && got.ExitStatus != nil
-		if got.Outcome != "pane_died" && !hungUp {
-			t.Errorf("shell killed, pane kept: %+v (status %v); want pane_died (or completed, hung up)", got, statusOf(got))
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer 10 s after the pane's shell was killed")
+	got := receive(t, done, 10*time.Second)
+	// The shell's death hangs up its job: the frame's exit trap may
+	// still report the command's end (zsh's subshell answers 1) before
+	// the dead pane is noticed. Either is the truth; waiting on is not.
+	hungUp := got.Outcome == "completed" && got.ExitStatus != nil
+	if got.Outcome != "pane_died" && !hungUp {
+		t.Errorf("shell killed, pane kept: %+v (status %v); want pane_died (or completed, hung up)", got, statusOf(got))
 	}
 }
 

@@ -2,10 +2,7 @@ package mcpserver
 
 import (
 	"context"
-	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestUnknownArgumentsRefused: the published input schemas leave out
@@ -24,18 +21,6 @@ func TestUnknownArgumentsRefused(t *testing.T) {
 		{"list_sessions", map[string]any{"all": true}, `list_sessions takes no arguments; remove "all"`},
 		{"capture_pane", map[string]any{"paneId": "%1", "lines": 5}, `no argument "lines"`},
 	} {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
-		if err != nil {
-			t.Fatalf("%s: protocol error %v", tc.tool, err)
-		}
-		text := ""
-		for _, c := range res.Content {
-			if tx, ok := c.(*mcp.TextContent); ok {
-				text += tx.Text
-			}
-		}
-		if !res.IsError || !strings.Contains(text, tc.want) {
-			t.Errorf("%s %v: isError=%v %q; want a tool error containing %q", tc.tool, tc.args, res.IsError, text, tc.want)
-		}
+		callErr(t, cs, tc.tool, tc.args, tc.want)
 	}
 }

@@ -60,22 +60,22 @@ func TestTeardownCallerAndContainers(t *testing.T) {
 		{"kill_session", map[string]any{"sessionId": "a"}, "not a tmux session id"},
 		{"clear_pane_scrollback", map[string]any{"paneId": "%999"}, "call list_panes"},
 	} {
-		mustRefuse(t, cs, tc.tool, tc.args, tc.want)
+		callErr(t, cs, tc.tool, tc.args, tc.want)
 	}
 	if !exists(ts, "pane", caller) || !exists(ts, "pane", neighbour) {
 		t.Fatal("a refused kill removed a pane")
 	}
 
 	var got removedResult
-	mustCall(t, cs, "kill_pane", map[string]any{"paneId": neighbour}, &got)
+	call(t, cs, "kill_pane", map[string]any{"paneId": neighbour}, &got)
 	if diff := cmp.Diff(removed([]string{neighbour}, nil, nil), got); diff != "" || exists(ts, "pane", neighbour) {
 		t.Errorf("kill_pane of a pane with a neighbour (-want +got):\n%s", diff)
 	}
-	mustCall(t, cs, "kill_window", map[string]any{"windowId": winF}, &got)
+	call(t, cs, "kill_window", map[string]any{"windowId": winF}, &got)
 	if diff := cmp.Diff(removed([]string{f}, []string{winF}, nil), got); diff != "" || exists(ts, "window", winF) {
 		t.Errorf("kill_window (-want +got):\n%s", diff)
 	}
-	mustCall(t, cs, "kill_pane", map[string]any{"paneId": e}, &got)
+	call(t, cs, "kill_pane", map[string]any{"paneId": e}, &got)
 	if diff := cmp.Diff(removed([]string{e}, []string{winE}, []string{sessB}), got); diff != "" || exists(ts, "session", sessB) {
 		t.Errorf("kill_pane of a session's last pane (-want +got):\n%s", diff)
 	}
@@ -83,11 +83,11 @@ func TestTeardownCallerAndContainers(t *testing.T) {
 	// With force equal to the caller's pane, its containers go too.
 	second := strings.TrimSpace(ts.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", sessA+":", "sh"))
 	secondWindow := tmuxSays(ts, second, "#{window_id}")
-	mustCall(t, cs, "kill_window", map[string]any{"windowId": callerWindow, "force": caller}, &got)
+	call(t, cs, "kill_window", map[string]any{"windowId": callerWindow, "force": caller}, &got)
 	if diff := cmp.Diff(removed([]string{caller}, []string{callerWindow}, nil), got); diff != "" || exists(ts, "pane", caller) {
 		t.Errorf("forced kill_window of the caller's window (-want +got):\n%s", diff)
 	}
-	mustCall(t, cs, "kill_session", map[string]any{"sessionName": "a"}, &got)
+	call(t, cs, "kill_session", map[string]any{"sessionName": "a"}, &got)
 	if diff := cmp.Diff(removed([]string{second}, []string{secondWindow}, []string{sessA}), got); diff != "" || exists(ts, "session", sessA) {
 		t.Errorf("kill_session by name (-want +got):\n%s", diff)
 	}
@@ -102,12 +102,12 @@ func TestTeardownForcedCallerPaneAndSession(t *testing.T) {
 	sess := tmuxSays(ts, caller, "#{session_id}")
 
 	var got removedResult
-	mustCall(t, cs, "kill_pane", map[string]any{"paneId": caller, "force": caller}, &got)
+	call(t, cs, "kill_pane", map[string]any{"paneId": caller, "force": caller}, &got)
 	if diff := cmp.Diff(removed([]string{caller}, nil, nil), got); diff != "" || exists(ts, "pane", caller) {
 		t.Errorf("forced kill_pane of the caller (-want +got):\n%s", diff)
 	}
 	// The caller's pane is gone; its session holds no caller any more.
-	mustCall(t, cs, "kill_session", map[string]any{"sessionId": sess}, &got)
+	call(t, cs, "kill_session", map[string]any{"sessionId": sess}, &got)
 	if !slices.Contains(got.Removed, other) || !slices.Contains(got.Removed, sess) || !exists(ts, "pane", keep) {
 		t.Errorf("kill_session answered %+v", got)
 	}
@@ -120,7 +120,7 @@ func TestClearPaneScrollback(t *testing.T) {
 	before := tmuxSays2Int(t, ts, pane, "#{history_size}")
 	cs := connectAll(t, ts, "", Deps{})
 	var got clearPaneScrollbackResult
-	mustCall(t, cs, "clear_pane_scrollback", map[string]any{"paneId": pane}, &got)
+	call(t, cs, "clear_pane_scrollback", map[string]any{"paneId": pane}, &got)
 	if after := tmuxSays(ts, pane, "#{history_size}"); after != "0" || got.ClearedLines != before || got.PaneID != pane {
 		t.Errorf("clear_pane_scrollback answered %+v; history was %d lines, now %s", got, before, after)
 	}
@@ -156,16 +156,16 @@ func TestTeardownRefusesWatchedPane(t *testing.T) {
 		{"clear_pane_scrollback", map[string]any{"paneId": watched}},
 		{"respawn_pane", map[string]any{"paneId": watched}},
 	} {
-		mustRefuse(t, cs, tc.tool, tc.args, "LIBTMUX_MCP_ATTENDED=watched")
+		callErr(t, cs, tc.tool, tc.args, "LIBTMUX_MCP_ATTENDED=watched")
 	}
 	if !exists(ts, "pane", watched) {
 		t.Fatal("a refused teardown removed the watched pane")
 	}
 	// The person's session shows another window: that one is not watched.
 	var got removedResult
-	mustCall(t, cs, "kill_pane", map[string]any{"paneId": hidden}, &got)
+	call(t, cs, "kill_pane", map[string]any{"paneId": hidden}, &got)
 	// A control client is a program, not a person.
-	mustCall(t, cs, "kill_pane", map[string]any{"paneId": robot}, &got)
+	call(t, cs, "kill_pane", map[string]any{"paneId": robot}, &got)
 	if exists(ts, "pane", robot) || exists(ts, "pane", hidden) {
 		t.Errorf("unwatched panes survived their kill")
 	}

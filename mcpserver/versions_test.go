@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
@@ -31,26 +32,26 @@ func TestRowsKeepOddValues(t *testing.T) {
 	ts.Run("select-pane", "-t", pane, "-T", `t\037\036 <r0> title`)
 	// tmux reads the path from the pane's process, which may not have
 	// started yet.
-	eventually(t, "the pane's path", func() bool { return tmuxSays(ts, pane, "#{pane_current_path}") != "" })
+	tmuxtest.Eventually(t, 10*time.Second, "the pane's path", func() bool { return tmuxSays(ts, pane, "#{pane_current_path}") != "" })
 	cs := connectAll(t, ts, "", Deps{})
 
 	var sessions listSessionsResult
-	mustCall(t, cs, "list_sessions", nil, &sessions)
+	call(t, cs, "list_sessions", nil, &sessions)
 	if len(sessions.Sessions) != 1 || sessions.Sessions[0].Name != tmuxSays(ts, session, "#{session_name}") {
 		t.Errorf("list_sessions = %+v; tmux says the name is %q", sessions.Sessions, tmuxSays(ts, session, "#{session_name}"))
 	}
 	var windows listWindowsResult
-	mustCall(t, cs, "list_windows", nil, &windows)
+	call(t, cs, "list_windows", nil, &windows)
 	if len(windows.Windows) != 1 || windows.Windows[0].Name != tmuxSays(ts, window, "#{window_name}") {
 		t.Errorf("list_windows = %+v; tmux says the name is %q", windows.Windows, tmuxSays(ts, window, "#{window_name}"))
 	}
 	var panes listPanesResult
-	mustCall(t, cs, "list_panes", nil, &panes)
+	call(t, cs, "list_panes", nil, &panes)
 	if len(panes.Panes) != 1 || panes.Panes[0].PaneID != pane || panes.Panes[0].SessionName != sessions.Sessions[0].Name {
 		t.Errorf("list_panes = %+v", panes.Panes)
 	}
 	var snap snapshotPaneResult
-	mustCall(t, cs, "snapshot_pane", map[string]any{"paneId": pane}, &snap)
+	call(t, cs, "snapshot_pane", map[string]any{"paneId": pane}, &snap)
 	if want := tmuxSays(ts, pane, "#{pane_title}"); snap.Title != want {
 		t.Errorf("snapshot_pane title %q; tmux says %q", snap.Title, want)
 	}
@@ -67,7 +68,7 @@ func TestCreateSessionSizeUnderDefaultWindowSize(t *testing.T) {
 	ts.Run("set", "-g", "window-size", "latest")
 	cs := connectAll(t, ts, "", Deps{})
 	var sess createSessionResult
-	mustCall(t, cs, "create_session", map[string]any{"width": 100, "height": 30}, &sess)
+	call(t, cs, "create_session", map[string]any{"width": 100, "height": 30}, &sess)
 	if got := tmuxSays(ts, sess.WindowID, "#{window_width}x#{window_height}"); got != "100x30" || sess.Width != 100 || sess.Height != 30 {
 		t.Errorf("tmux reports %s; create_session answered %dx%d; want 100x30", got, sess.Width, sess.Height)
 	}

@@ -58,20 +58,12 @@ func TestWaitForChannel(t *testing.T) {
 	}
 
 	// Signalled during the wait, by a pane's shell.
-	done := make(chan waitForChannelResult, 1)
-	go func() {
-		var r waitForChannelResult
-		call(t, cs, "wait_for_channel", map[string]any{"channel": "later", "timeoutMs": 60000}, &r)
-		done <- r
-	}()
-	ts.Run("run-shell", "-b", "sleep 0.3; tmux -S "+ts.Socket+" wait-for -S later")
-	select {
-	case r := <-done:
-		if r.Outcome != "signalled" || r.EffectiveTimeoutMs != 5000 {
-			t.Errorf("wait then signal: %+v; want signalled, clamped to 5000", r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("wait_for_channel never answered the signal")
+	done := callAsync[waitForChannelResult](cs, "wait_for_channel", map[string]any{"channel": "later", "timeoutMs": 60000})
+	waitingFor(t) // the wait has begun: the signal comes during it, not before
+	ts.Run("wait-for", "-S", "later")
+	r := receive(t, done, 10*time.Second)
+	if r.Outcome != "signalled" || r.EffectiveTimeoutMs != 5000 {
+		t.Errorf("wait then signal: %+v; want signalled, clamped to 5000", r)
 	}
 
 	// Nobody signals: timed_out at the requested timeout.
@@ -82,12 +74,8 @@ func TestWaitForChannel(t *testing.T) {
 	}
 
 	for _, bad := range []string{"", "has space", "ltmcp-x", strings.Repeat("a", 129), "a;b"} {
-		if msg := call(t, cs, "wait_for_channel", map[string]any{"channel": bad}, nil); !strings.Contains(msg, "channel") {
-			t.Errorf("channel %q: %q; want a refusal", bad, msg)
-		}
-		if msg := call(t, cs, "signal_channel", map[string]any{"channel": bad}, nil); !strings.Contains(msg, "channel") {
-			t.Errorf("signal %q: %q; want a refusal", bad, msg)
-		}
+		callErr(t, cs, "wait_for_channel", map[string]any{"channel": bad}, "channel")
+		callErr(t, cs, "signal_channel", map[string]any{"channel": bad}, "channel")
 	}
 }
 
@@ -95,62 +83,36 @@ func TestWaitForChannelServerDied(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s")
 	cs := connect(t, ts, Deps{})
-	done := make(chan waitForChannelResult, 1)
-	go func() {
-		var r waitForChannelResult
-		call(t, cs, "wait_for_channel", map[string]any{"channel": "c"}, &r)
-		done <- r
-	}()
-	// Wait until the wait-for client is attached to the server.
-	deadline := time.Now().Add(10 * time.Second)
-	for !waiting(t) {
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	ts.Run("kill-server")
-	select {
-	case r := <-done:
-		if r.Outcome != "server_died" {
-			t.Errorf("server killed during the wait: %+v; want server_died", r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer after the server was killed")
+	done := callAsync[waitForChannelResult](cs, "wait_for_channel", map[string]any{"channel": "c"})
+	waitingFor(t)
+	ts.KillServer() // gone, not going: the signal_channel below must find no server
+	r := receive(t, done, 10*time.Second)
+	if r.Outcome != "server_died" {
+		t.Errorf("server killed during the wait: %+v; want server_died", r)
 	}
 	// signal_channel on a dead server is a tool error naming it.
-	if msg := call(t, cs, "signal_channel", map[string]any{"channel": "c"}, nil); !strings.Contains(msg, "not running") {
-		t.Errorf("signal on a dead server: %q", msg)
-	}
+	callErr(t, cs, "signal_channel", map[string]any{"channel": "c"}, "not running")
 }
 
-// waiting reports whether some tmux process runs wait-for.
-func waiting(t *testing.T) bool {
-	return len(childrenRunning(t, "wait-for")) > 0
+// waitingFor waits until some tmux process of this test runs wait-for
+// (the wait has begun), and fails the test when none does within 10 s.
+func waitingFor(t *testing.T) {
+	t.Helper()
+	tmuxtest.Eventually(t, 10*time.Second, "a tmux wait-for process starting", func() bool {
+		return len(childrenRunning(t, "wait-for")) > 0
+	})
 }
 
 func TestWaitForChannelCancelledByShutdown(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s")
 	cs, shutdown := connectLife(t, ts, Deps{})
-	done := make(chan waitForChannelResult, 1)
-	go func() {
-		var r waitForChannelResult
-		call(t, cs, "wait_for_channel", map[string]any{"channel": "c"}, &r)
-		done <- r
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !waiting(t) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	done := callAsync[waitForChannelResult](cs, "wait_for_channel", map[string]any{"channel": "c"})
+	waitingFor(t)
 	shutdown()
-	select {
-	case r := <-done:
-		if r.Outcome != "cancelled" {
-			t.Errorf("shutdown during the wait: %+v; want cancelled", r)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no answer after shutdown")
+	r := receive(t, done, 5*time.Second)
+	if r.Outcome != "cancelled" {
+		t.Errorf("shutdown during the wait: %+v; want cancelled", r)
 	}
 	if left := childrenRunning(t, "wait-for"); len(left) > 0 {
 		t.Errorf("tmux wait-for processes left behind: %v", left)

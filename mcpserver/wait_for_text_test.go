@@ -9,53 +9,31 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// waitText starts wait_for_text in the background; the answer arrives on
-// the returned channel.
-func waitText(t *testing.T, cs *mcp.ClientSession, args map[string]any) <-chan waitForTextResult {
-	done := make(chan waitForTextResult, 1)
-	go func() {
-		var r waitForTextResult
-		if msg := call(t, cs, "wait_for_text", args, &r); msg != "" {
-			t.Errorf("wait_for_text %v: %s", args, msg)
-		}
-		done <- r
-	}()
-	return done
+// waitText starts wait_for_text in the background; answer receives its
+// reply.
+func waitText(cs *mcp.ClientSession, args map[string]any) <-chan reply[waitForTextResult] {
+	return callAsync[waitForTextResult](cs, "wait_for_text", args)
 }
 
 // waitingOn waits until the pool holds a connection (the wait has begun).
 func waitingOn(t *testing.T, ts *tmuxtest.Server) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1") {
-		if time.Now().After(deadline) {
-			t.Fatal("no control client attached")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	tmuxtest.Eventually(t, 10*time.Second, "a control client attached", func() bool {
+		return strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1")
+	})
 }
 
 // noControlClient waits until the pool has closed its idle connections.
 func noControlClient(t *testing.T, ts *tmuxtest.Server) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1") {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle control client was never closed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	tmuxtest.Eventually(t, 10*time.Second, "the idle control client closing", func() bool {
+		return !strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1")
+	})
 }
 
-func answer(t *testing.T, ch <-chan waitForTextResult) waitForTextResult {
+func answer(t *testing.T, ch <-chan reply[waitForTextResult]) waitForTextResult {
 	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(20 * time.Second):
-		t.Fatal("wait_for_text never answered")
-		return waitForTextResult{}
-	}
+	return receive(t, ch, 20*time.Second)
 }
 
 func TestWaitForText(t *testing.T) {
@@ -64,7 +42,7 @@ func TestWaitForText(t *testing.T) {
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
 
 	// Printed after the wait began; the typed line does not contain it.
-	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "ready-42"})
+	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "ready-42"})
 	waitingOn(t, ts)
 	ts.Type(pane, "echo first; echo ready-$((40+2))", true)
 	got := answer(t, ch)
@@ -77,14 +55,14 @@ func TestWaitForText(t *testing.T) {
 	}
 
 	// A regular expression, already on the screen: at once.
-	got = answer(t, waitText(t, cs, map[string]any{"paneId": pane, "pattern": `ready-\d+$`, "regex": true}))
+	got = answer(t, waitText(cs, map[string]any{"paneId": pane, "pattern": `ready-\d+$`, "regex": true}))
 	if got.Outcome != "matched" || got.Match != "ready-42" {
 		t.Errorf("regex: %+v", got)
 	}
 
 	// Printed and scrolled off the screen before any look: still found.
 	noControlClient(t, ts) // so that waitingOn sees this wait's connection
-	ch = waitText(t, cs, map[string]any{"paneId": pane, "pattern": `^4321$`, "regex": true})
+	ch = waitText(cs, map[string]any{"paneId": pane, "pattern": `^4321$`, "regex": true})
 	waitingOn(t, ts)
 	ts.Type(pane, "seq 1 5000", true)
 	if got := answer(t, ch); got.Outcome != "matched" || got.Match != "4321" {
@@ -93,7 +71,7 @@ func TestWaitForText(t *testing.T) {
 
 	// Never printed: timed_out at the requested timeout, with the screen.
 	begin := time.Now()
-	got = answer(t, waitText(t, cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 400}))
+	got = answer(t, waitText(cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 400}))
 	if got.Outcome != "timed_out" || got.EffectiveTimeoutMs != 400 || len(got.Screen) == 0 || time.Since(begin) > 5*time.Second {
 		t.Errorf("timeout: %+v after %s", got, time.Since(begin))
 	}
@@ -106,9 +84,7 @@ func TestWaitForText(t *testing.T) {
 		{map[string]any{"paneId": pane, "pattern": ""}, "pattern must be"},
 		{map[string]any{"paneId": pane, "pattern": "(", "regex": true}, "not a valid RE2"},
 	} {
-		if msg := call(t, cs, "wait_for_text", c.args, nil); !strings.Contains(msg, c.want) {
-			t.Errorf("%v: %q; want %q", c.args, msg, c.want)
-		}
+		callErr(t, cs, "wait_for_text", c.args, c.want)
 	}
 }
 
@@ -117,7 +93,7 @@ func TestWaitForTextPaneDied(t *testing.T) {
 	pane := ts.NewSession("s", "sleep", "600")
 	ts.Run("split-window", "-d", "-t", pane, "sleep", "600")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
-	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "x"})
+	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "x"})
 	waitingOn(t, ts)
 	begin := time.Now()
 	ts.Run("kill-pane", "-t", pane)
@@ -129,7 +105,7 @@ func TestWaitForTextPaneDied(t *testing.T) {
 	// The whole server killed: pane_died as well.
 	other := ts.NewSession("t", "sleep", "600")
 	noControlClient(t, ts)
-	ch = waitText(t, cs, map[string]any{"paneId": other, "pattern": "x"})
+	ch = waitText(cs, map[string]any{"paneId": other, "pattern": "x"})
 	waitingOn(t, ts)
 	ts.Run("kill-server")
 	if got := answer(t, ch); got.Outcome != "pane_died" {
@@ -141,7 +117,7 @@ func TestWaitForTextCancelledAndNoStream(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
 	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
-	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "x"})
+	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "x"})
 	waitingOn(t, ts)
 	shutdown()
 	if got := answer(t, ch); got.Outcome != "cancelled" {
@@ -149,9 +125,7 @@ func TestWaitForTextCancelledAndNoStream(t *testing.T) {
 	}
 
 	off := connect(t, ts, Deps{})
-	if msg := call(t, off, "wait_for_text", map[string]any{"paneId": pane, "pattern": "x"}, nil); !strings.Contains(msg, "no_stream") {
-		t.Errorf("LIBTMUX_MCP_LIVE=0: %q; want a no_stream error", msg)
-	}
+	callErr(t, off, "wait_for_text", map[string]any{"paneId": pane, "pattern": "x"}, "no_stream")
 }
 
 func TestTypedLogDiscountsEcho(t *testing.T) {
@@ -175,7 +149,7 @@ func TestWaitForTextPaneDiesAndStays(t *testing.T) {
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.NewSession("s", "sleep", "600")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
-	ch := waitText(t, cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 20000})
+	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 20000})
 	waitingOn(t, ts)
 	begin := time.Now()
 	ts.KillPaneProcess(pane)
@@ -195,16 +169,12 @@ func TestWaitForTextIgnoresTypedInput(t *testing.T) {
 		{"send_keys", "zz-typed-by-send-keys"},
 		{"paste_text", "zz-typed-by-paste"},
 	} {
-		if msg := call(t, cs, tc.tool, map[string]any{"paneId": pane, "text": tc.text}, nil); msg != "" {
-			t.Fatalf("%s: %s", tc.tool, msg)
-		}
+		call(t, cs, tc.tool, map[string]any{"paneId": pane, "text": tc.text}, nil)
 		ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, tc.text) })
-		got := answer(t, waitText(t, cs, map[string]any{"paneId": pane, "pattern": tc.text, "timeoutMs": 500}))
+		got := answer(t, waitText(cs, map[string]any{"paneId": pane, "pattern": tc.text, "timeoutMs": 500}))
 		if got.Outcome != "timed_out" {
 			t.Errorf("%s: wait_for_text on the echo of typed text = %s (%q); want timed_out", tc.tool, got.Outcome, got.Match)
 		}
-		if msg := call(t, cs, "send_keys", map[string]any{"paneId": pane, "keys": []string{"C-u"}}, nil); msg != "" {
-			t.Fatal(msg)
-		}
+		call(t, cs, "send_keys", map[string]any{"paneId": pane, "keys": []string{"C-u"}}, nil)
 	}
 }

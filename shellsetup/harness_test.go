@@ -32,9 +32,8 @@ import (
 // state with deadlines, never on sleeps.
 
 const (
-	waitLong  = 20 * time.Second       // for anything a slow machine under -race must still do
-	pollEvery = 20 * time.Millisecond  // how often pane state is polled
-	quietFor  = 500 * time.Millisecond // how long "nothing arrives" is watched
+	waitLong = 20 * time.Second       // for anything a slow machine under -race must still do
+	quietFor = 500 * time.Millisecond // how long "nothing arrives" is watched
 )
 
 // sh is one tmux server (from internal/tmuxtest) with one zsh pane.
@@ -121,17 +120,12 @@ func (s *sh) lines() []string { return strings.Split(s.screen(), "\n") }
 // waitFor polls the pane until ok holds, or fails showing the pane.
 func (s *sh) waitFor(what string, ok func(lines []string) bool) []string {
 	s.t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for {
-		l := s.lines()
-		if ok(l) {
-			return l
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("waited %v for %s; the pane shows:\n%s", waitLong, what, strings.Join(l, "\n"))
-		}
-		time.Sleep(pollEvery)
-	}
+	var l []string
+	tmuxtest.Eventually(s.t, waitLong, what, func() bool {
+		l = s.lines()
+		return ok(l)
+	}, func() string { return "the pane shows:\n" + strings.Join(l, "\n") })
+	return l
 }
 
 // promptLines counts every line that begins with the prompt.
@@ -493,19 +487,15 @@ func (s *sh) pipeTerminal() (stop func() string) {
 	return func() string {
 		s.t.Helper()
 		s.must("send-keys", "-t", s.pane, "-l", "Z")
-		deadline := time.Now().Add(waitLong)
 		var b []byte
-		for {
-			b, _ = os.ReadFile(out)
-			if bytes.HasSuffix(b, []byte("Z")) || time.Now().After(deadline) {
-				break
+		tmuxtest.Eventually(s.t, waitLong, "the marker reaching the terminal", func() bool {
+			var err error
+			if b, err = os.ReadFile(out); err != nil && !os.IsNotExist(err) {
+				s.t.Fatal(err)
 			}
-			time.Sleep(pollEvery)
-		}
+			return bytes.HasSuffix(b, []byte("Z"))
+		}, func() string { return fmt.Sprintf("recorded %q", b) })
 		s.must("pipe-pane", "-t", s.pane)
-		if !bytes.HasSuffix(b, []byte("Z")) {
-			s.t.Fatalf("the marker never reached the terminal; recorded %q", b)
-		}
 		s.keys("BSpace")
 		s.waitFor("the marker to be erased", func(l []string) bool { return !strings.HasSuffix(l[len(l)-1], "Z") })
 		return string(bytes.TrimSuffix(b, []byte("Z")))

@@ -371,14 +371,12 @@ func TestControlCloseLeavesNothing(t *testing.T) {
 	if err := cc.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines after Close; %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not synchronization
-	}
+	tmuxtest.Eventually(t, 5*time.Second, fmt.Sprintf("the goroutines after Close back to the %d before", before), func() bool {
+		return runtime.NumGoroutine() <= before
+	}, func() string {
+		buf := make([]byte, 1<<16)
+		return fmt.Sprintf("%d now:\n%s", runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+	})
 	if clients := s.Run("list-clients", "-F", "#{client_control_mode}"); strings.Contains(clients, "1") {
 		t.Errorf("list-clients still shows a control client: %q", clients)
 	}

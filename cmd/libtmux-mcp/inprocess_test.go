@@ -68,6 +68,8 @@ func (p *inProcess) call(name string, args map[string]any) map[string]any {
 		p.t.Fatalf("%s: %s %v\nstderr: %s", name, raw, res.Content, p.stderr)
 	}
 	var obj map[string]any
-	json.Unmarshal(raw, &obj)
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		p.t.Fatalf("%s: structuredContent %s is not an object: %v", name, raw, err)
+	}
 	return obj
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,15 +20,9 @@ type usage struct {
 	goroutines, fds, children int
 }
 
-// measure reads this process's goroutines, open fds and child processes,
-// after giving finished goroutines a bounded chance to exit.
-func measure(t *testing.T, baseline int) usage {
+// measure reads this process's goroutines, open fds and child processes.
+func measure(t *testing.T) usage {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
-		runtime.Gosched()
-		time.Sleep(10 * time.Millisecond) // polling the runtime's count
-	}
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Fatal(err)
@@ -40,15 +35,32 @@ func (u usage) grew(before usage) bool {
 	return u.goroutines > before.goroutines || u.fds > before.fds || u.children > before.children
 }
 
-// settle measures until nothing grew since before, or 5 s have passed: a tmux command or a
-// control-mode connection in flight at one moment is not a leak; one that stays is.
-func settle(t *testing.T, before usage) usage {
+// baseline measures once this process runs no child: the warm-up's last
+// tmux command and its control-mode client (closed after the live pool's
+// idle second) are gone, as they must be again after the loop.
+func baseline(t *testing.T) usage {
 	t.Helper()
-	after := measure(t, before.goroutines)
-	for deadline := time.Now().Add(5 * time.Second); after.grew(before) && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond) // polling the process's own counts
-		after = measure(t, before.goroutines)
-	}
+	var n int
+	tmuxtest.Eventually(t, 5*time.Second, "the warm-up's child processes ending", func() bool {
+		n = children(t)
+		return n == 0
+	}, func() string { return fmt.Sprintf("%d still run", n) })
+	return measure(t)
+}
+
+// settle waits, at most 5 s, until nothing grew since before, and fails the
+// test naming what stayed: a tmux command or a control-mode connection in
+// flight at one moment is not a leak; one that stays is.
+func settle(t *testing.T, before usage, what string) usage {
+	t.Helper()
+	var after usage
+	tmuxtest.Eventually(t, 5*time.Second, what+" leaving goroutines, open fds and child processes where they were", func() bool {
+		runtime.Gosched()
+		after = measure(t)
+		return !after.grew(before)
+	}, func() string {
+		return fmt.Sprintf("after: %+v; before: %+v (goroutines, open fds and child processes must not grow)", after, before)
+	})
 	return after
 }
 
@@ -93,18 +105,11 @@ func TestThousandRunsLeakNothing(t *testing.T) {
 	ts.WaitFor(pane, func(string) bool { _, err := os.Stat(file); return err == nil })
 	ts.Type(pane, "source "+file, true)
 	var gen string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	tmuxtest.Eventually(t, 30*time.Second, "the pane enrolling", func() bool {
 		row := call("get_pane_info", map[string]any{"paneId": pane})["pane"].(map[string]any)
-		if row["enrollment"] == "enrolled" {
-			gen = row["serverGeneration"].(string)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the pane never enrolled; it shows:\n%s\nstderr: %s", ts.Capture(pane), p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the pane's state
-	}
+		gen, _ = row["serverGeneration"].(string)
+		return row["enrollment"] == "enrolled"
+	}, func() string { return fmt.Sprintf("it shows:\n%s\nstderr: %s", ts.Capture(pane), p.stderr) })
 	run := func() {
 		t.Helper()
 		obj := call("tmux_run", map[string]any{"target": map[string]any{"kind": "pane", "id": pane, "generation": gen}, "script": "true"})
@@ -115,14 +120,11 @@ func TestThousandRunsLeakNothing(t *testing.T) {
 	for range 20 { // warm up pools and lazily started goroutines
 		run()
 	}
-	before := measure(t, 0)
+	before := baseline(t)
 	for range 1000 {
 		run()
 	}
-	after := settle(t, before)
-	if after.grew(before) {
-		t.Errorf("after 1,000 runs: %+v; before: %+v (goroutines, open fds and child processes must not grow)", after, before)
-	}
+	settle(t, before, "1,000 runs")
 	p.stop()
 }
 

@@ -1,4 +1,5 @@
-// Package tmuxtest starts private tmux servers and zsh panes for tests.
+// Package tmuxtest starts private tmux servers and zsh panes for tests,
+// and waits for what they do with Eventually, a bounded poll.
 //
 // Each Server runs on a socket in its own short temporary directory (never
 // the default socket) with a test configuration, and is killed in
@@ -10,6 +11,7 @@ package tmuxtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -96,6 +98,36 @@ func (s *Server) Run(args ...string) string {
 	return out
 }
 
+// KillServer kills the server and waits, at most 15 s, until its process
+// has exited: kill-server answers before the server is gone, and a server
+// started again on the socket meanwhile would meet the old one on its way
+// out ("server exited unexpectedly").
+func (s *Server) KillServer() {
+	s.t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(s.Run("display-message", "-p", "#{pid}")))
+	if err != nil {
+		s.t.Fatalf("the server's pid: %v", err)
+	}
+	s.Run("kill-server")
+	Eventually(s.t, 15*time.Second, fmt.Sprintf("tmux server %d exiting", pid), func() bool { return gone(pid) })
+}
+
+// gone reports whether process pid has exited. A zombie counts: it holds
+// no descriptor any more (the socket included), and whoever inherited it
+// may never reap it.
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the command name, which may itself hold ") ".
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && strings.HasPrefix(string(stat[i:]), ") Z")
+}
+
 // KillPaneProcess sends SIGKILL to the process a pane started (its
 // #{pane_pid}) straight from the test, not through a tmux job.
 func (s *Server) KillPaneProcess(pane string) {
@@ -159,17 +191,12 @@ func (s *Server) Capture(pane string) string {
 // and fails the test with the screen when it never does.
 func (s *Server) WaitFor(pane string, ok func(screen string) bool) string {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		screen := s.Capture(pane)
-		if ok(screen) {
-			return screen
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("pane %s never reached the expected state; it shows:\n%s", pane, screen)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronization
-	}
+	var screen string
+	Eventually(s.t, 15*time.Second, "pane "+pane+" reaching the expected state", func() bool {
+		screen = s.Capture(pane)
+		return ok(screen)
+	}, func() string { return "it shows:\n" + screen })
+	return screen
 }
 
 // Type sends text literally, then Enter when enter is true.
@@ -185,17 +212,11 @@ func (s *Server) Type(pane, text string, enter bool) {
 // at most 15 s (the screen can show a typed command before it runs).
 func (s *Server) WaitCommand(pane, command string) {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got := strings.TrimSpace(s.Run("display-message", "-p", "-t", pane, "#{pane_current_command}"))
-		if got == command {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("pane %s runs %q, never %q", pane, got, command)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronization
-	}
+	var got string
+	Eventually(s.t, 15*time.Second, fmt.Sprintf("pane %s running %q", pane, command), func() bool {
+		got = strings.TrimSpace(s.Run("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+		return got == command
+	}, func() string { return fmt.Sprintf("it runs %q", got) })
 }
 
 // AttachPerson attaches a person's client to session: a real terminal
@@ -228,13 +249,9 @@ func (s *Server) AttachControl(session string) {
 // waitClient polls list-clients until a row equals want, for at most 15 s.
 func (s *Server) waitClient(want string) {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(s.Run("list-clients", "-F", "#{client_control_mode} #{session_name}"), want) {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("no client %q attached: %q", strings.TrimSpace(want), s.Run("list-clients"))
-		}
-		time.Sleep(20 * time.Millisecond) // polling tmux state
-	}
+	Eventually(s.t, 15*time.Second, fmt.Sprintf("a client %q attached", strings.TrimSpace(want)), func() bool {
+		return strings.Contains(s.Run("list-clients", "-F", "#{client_control_mode} #{session_name}"), want)
+	}, func() string { return "clients: " + s.Run("list-clients") })
 }
 
 // ExtraFDs lists a process's open descriptors above 2 ("N -> target"),
@@ -262,5 +279,30 @@ func ExtraFDs(t testing.TB, pid int, settle time.Duration) []string {
 			return extra
 		}
 		time.Sleep(10 * time.Millisecond) // polling /proc: nothing signals a close
+	}
+}
+
+// pollEvery is how often Eventually asks again: state such as a pane's
+// screen or a process table changes without a signal a test can wait on.
+const pollEvery = 20 * time.Millisecond
+
+// Eventually calls ok every pollEvery until it returns true, for at most
+// timeout, and otherwise fails the test: "<what> did not happen within
+// <timeout>", followed by what each show returns then (a pane's screen,
+// the state last seen). ok runs on the test goroutine and may itself fail
+// the test. It is the one way tests here wait for a condition; a sleep is
+// never the synchronization.
+func Eventually(t testing.TB, timeout time.Duration, what string, ok func() bool, show ...func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			msg := fmt.Sprintf("%s did not happen within %s", what, timeout)
+			for _, f := range show {
+				msg += "; " + f()
+			}
+			t.Fatal(msg)
+		}
+		time.Sleep(pollEvery) // the polling interval, not synchronization
 	}
 }
