@@ -21,20 +21,20 @@ type capturePaneResult struct {
 	Note string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[capturePaneParams, capturePaneResult]{toolSpec: toolSpec{
+func capturePaneTool() tool {
+	return &typedTool[capturePaneParams, capturePaneResult]{toolSpec: toolSpec{
 		name:    "capture_pane",
 		toolset: Inspect,
 		title:   "Capture pane",
 		description: "A pane's screen, or scrollback with start/end; newest lines kept within the budget (droppedLines, droppedChars). " +
 			`To watch a pane use capture_since. Example: {"paneId":"%3","start":-200,"joinWrapped":true}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).capturePane})
+	}, handle: (*server).capturePane}
 }
 
 func (s *server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in capturePaneParams) (capturePaneResult, error) {

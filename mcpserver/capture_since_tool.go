@@ -25,8 +25,8 @@ type captureSinceResult struct {
 	Note               string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[captureSinceParams, captureSinceResult]{toolSpec: toolSpec{
+func captureSinceTool() tool {
+	return &typedTool[captureSinceParams, captureSinceResult]{toolSpec: toolSpec{
 		name:    "capture_since",
 		blocks:  true,
 		toolset: Inspect,
@@ -34,12 +34,12 @@ func init() {
 		description: "Only the lines a pane finished since your cursor, and the next cursor (omit it the first time). continuous:false: cleared or outran its history. " +
 			`Example: {"paneId":"%3","cursor":"lc1.3.120.9f…","waitMs":10000}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).captureSince})
+	}, handle: (*server).captureSince}
 }
 
 func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in captureSinceParams) (captureSinceResult, error) {

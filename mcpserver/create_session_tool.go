@@ -30,22 +30,22 @@ type createSessionResult struct {
 	Note        string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[createSessionParams, createSessionResult]{toolSpec: toolSpec{
+func createSessionTool() tool {
+	return &typedTool[createSessionParams, createSessionResult]{toolSpec: toolSpec{
 		name:        "create_session",
 		toolset:     Manage,
 		title:       "Create session",
 		description: `Starts a detached session with a shell; answers its ids. Programs format to its width. Example: {"sessionName":"build","width":200,"height":50}.`,
 		capability: Capability{
-			ProcessReach: "none",
-			Effects:      []string{"change"},
-			Outputs:      []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{
+			ProcessReach: ReachNone,
+			Effects:      []Effect{EffectChange},
+			Outputs:      []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{
 				"sessionName":    litFormat,
 				"startDirectory": litFormat,
 			},
 		},
-	}, handle: (*server).createSession})
+	}, handle: (*server).createSession}
 }
 
 // sizeLimit bounds the columns and rows a tool may ask tmux for.

@@ -19,14 +19,14 @@ type sessionInfoResult struct {
 	Windows []windowRow `json:"windows"`
 }
 
-func init() {
-	register(&typedTool[sessionInfoParams, sessionInfoResult]{toolSpec: toolSpec{
+func getSessionInfoTool() tool {
+	return &typedTool[sessionInfoParams, sessionInfoResult]{toolSpec: toolSpec{
 		name:        "get_session_info",
 		toolset:     Inspect,
 		title:       "Session info",
 		description: `One session and its windows, by id or exact name. Example: {"sessionId":"$0"} or {"sessionName":"build"}.`,
 		capability:  metadataOnly,
-	}, handle: (*server).sessionInfo})
+	}, handle: (*server).sessionInfo}
 }
 
 func (s *server) sessionInfo(ctx context.Context, _ *mcp.CallToolRequest, in sessionInfoParams) (sessionInfoResult, error) {

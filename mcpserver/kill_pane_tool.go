@@ -11,14 +11,14 @@ type killPaneParams struct {
 	Force  string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
 }
 
-func init() {
-	register(&typedTool[killPaneParams, removedResult]{toolSpec: toolSpec{
+func killPaneTool() tool {
+	return &typedTool[killPaneParams, removedResult]{toolSpec: toolSpec{
 		name:        "kill_pane",
 		toolset:     Teardown,
 		title:       "Kill pane",
 		description: `Kills a pane; answers the ids removed. Refuses the caller's pane unless forced. Example: {"paneId":"%3"}.`,
 		capability:  teardownCapability,
-	}, handle: (*server).killPane})
+	}, handle: (*server).killPane}
 }
 
 func (s *server) killPane(ctx context.Context, _ *mcp.CallToolRequest, in killPaneParams) (removedResult, error) {

@@ -16,14 +16,14 @@ type listWindowsResult struct {
 	Note    string      `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[listWindowsParams, listWindowsResult]{toolSpec: toolSpec{
+func listWindowsTool() tool {
+	return &typedTool[listWindowsParams, listWindowsResult]{toolSpec: toolSpec{
 		name:        "list_windows",
 		toolset:     Inspect,
 		title:       "List windows",
 		description: `Windows with their ids (@2), session, index, name, size and layout. Example: {"sessionId":"$0"}; omit it for every window.`,
 		capability:  metadataOnly,
-	}, handle: (*server).listWindows})
+	}, handle: (*server).listWindows}
 }
 
 func (s *server) listWindows(ctx context.Context, _ *mcp.CallToolRequest, in listWindowsParams) (listWindowsResult, error) {

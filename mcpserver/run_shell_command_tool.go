@@ -34,8 +34,8 @@ type runShellCommandResult struct {
 	Note               string   `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[runShellCommandParams, runShellCommandResult]{toolSpec: toolSpec{
+func runShellCommandTool() tool {
+	return &typedTool[runShellCommandParams, runShellCommandResult]{toolSpec: toolSpec{
 		name:    "run_shell_command",
 		blocks:  true,
 		toolset: Execute,
@@ -43,12 +43,12 @@ func init() {
 		description: "Runs a command in a pane's shell (in a subshell), waits, and answers exit status, output and a capture_since cursor. " +
 			`Example: {"paneId":"%3","command":"make test","timeoutMs":60000}.`,
 		capability: Capability{
-			ProcessReach:        "pane-command",
-			Effects:             []string{"observe", "change"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{"command": litLiteral},
+			ProcessReach:        ReachPaneCommand,
+			Effects:             []Effect{EffectObserve, EffectChange},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{"command": litLiteral},
 		},
-	}, handle: (*server).runShellCommand})
+	}, handle: (*server).runShellCommand}
 }
 
 // shells are the foreground programs run_shell_command types into.

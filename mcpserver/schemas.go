@@ -1,18 +1,15 @@
 package mcpserver
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // inputSchemaFor is the published input schema of a typed tool and its
 // argument names. It leaves out additionalProperties:false at the top: the
-// handler refuses unknown arguments itself (checkArgNames), with a message
+// handler refuses unknown arguments itself (checkArgs), with a message
 // that lists the right names, and forty tools need not say it forty times.
 func inputSchemaFor[In any]() (*jsonschema.Schema, []string) {
 	s, err := jsonschema.For[In](&jsonschema.ForOptions{})
@@ -26,23 +23,6 @@ func inputSchemaFor[In any]() (*jsonschema.Schema, []string) {
 	}
 	sort.Strings(names)
 	return s, names
-}
-
-// checkArgNames refuses an argument the tool does not take.
-func checkArgNames(tool string, raw json.RawMessage, names []string) error {
-	var args map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &args) != nil {
-		return nil // go-sdk has already refused arguments that are not an object
-	}
-	for name := range args {
-		if !slices.Contains(names, name) {
-			if len(names) == 0 {
-				return fmt.Errorf("%s takes no arguments; remove %q", tool, name)
-			}
-			return fmt.Errorf("%s has no argument %q; its arguments are %s", tool, name, strings.Join(names, ", "))
-		}
-	}
-	return nil
 }
 
 // outputSchemaFor is the published output schema of a typed tool: the

@@ -16,8 +16,8 @@ type sendKeysBatchResult struct {
 	Rows []sendKeysResult `json:"rows"`
 }
 
-func init() {
-	register(&typedTool[sendKeysBatchParams, sendKeysBatchResult]{toolSpec: toolSpec{
+func sendKeysBatchTool() tool {
+	return &typedTool[sendKeysBatchParams, sendKeysBatchResult]{toolSpec: toolSpec{
 		name:    "send_keys_batch",
 		toolset: Execute,
 		title:   "Send keys in order",
@@ -25,7 +25,7 @@ func init() {
 			"a refusal stops the batch and says which rows were sent. "+
 			`Example: {"rows":[{"paneId":"%%3","text":":wq"},{"paneId":"%%3","keys":["Enter"]}]}.`, maxBatchRows),
 		capability: inputCapability,
-	}, handle: (*server).sendKeysBatch})
+	}, handle: (*server).sendKeysBatch}
 }
 
 func (s *server) sendKeysBatch(ctx context.Context, _ *mcp.CallToolRequest, in sendKeysBatchParams) (sendKeysBatchResult, error) {

@@ -20,19 +20,19 @@ type swapPaneResult struct {
 	TargetWindowID string `json:"targetWindowId"`
 }
 
-func init() {
-	register(&typedTool[swapPaneParams, swapPaneResult]{toolSpec: toolSpec{
+func swapPaneTool() tool {
+	return &typedTool[swapPaneParams, swapPaneResult]{toolSpec: toolSpec{
 		name:        "swap_pane",
 		toolset:     Manage,
 		title:       "Swap panes",
 		description: `Two panes trade places; ids and programs stay. Example: {"paneId":"%3","targetPaneId":"%4"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).swapPane})
+	}, handle: (*server).swapPane}
 }
 
 func (s *server) swapPane(ctx context.Context, _ *mcp.CallToolRequest, in swapPaneParams) (swapPaneResult, error) {

@@ -51,9 +51,9 @@ type Runner interface {
 	Run(ctx context.Context, req broker.Request) broker.Outcome
 }
 
-func init() {
+func tmuxRunTool() tool {
 	yes, no := true, false
-	register(&rawTool{toolSpec: toolSpec{
+	return &rawTool{toolSpec: toolSpec{
 		name:        "tmux_run",
 		blocks:      true,
 		toolset:     OptIn,
@@ -61,14 +61,14 @@ func init() {
 		description: tmuxRunDescription,
 		annotations: &mcp.ToolAnnotations{Title: "Run in an enrolled shell", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no},
 		capability: Capability{
-			ProcessReach:        "enrolled-shell",
-			Effects:             []string{"observe", "change", "delete"},
-			Outputs:             []string{"process-output"},
-			InputLiteralization: map[string]string{"script": "never-typed: sent to the helper over a private socket"},
+			ProcessReach:        ReachEnrolledShell,
+			Effects:             []Effect{EffectObserve, EffectChange, EffectDelete},
+			Outputs:             []Output{OutputProcessOutput},
+			InputLiteralization: map[string]Literalization{"script": litNotSent},
 		},
 		inputSchema:  tmuxRunInputSchema,
 		outputSchema: tmuxRunOutputSchema,
-	}, handle: (*server).tmuxRun})
+	}, handle: (*server).tmuxRun}
 }
 
 func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -23,8 +23,8 @@ type waitForChannelResult struct {
 	Note               string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[waitForChannelParams, waitForChannelResult]{toolSpec: toolSpec{
+func waitForChannelTool() tool {
+	return &typedTool[waitForChannelParams, waitForChannelResult]{toolSpec: toolSpec{
 		name:    "wait_for_channel",
 		blocks:  true,
 		toolset: Execute,
@@ -32,12 +32,12 @@ func init() {
 		description: "Waits in tmux until the channel is signalled: append `; tmux wait-for -S NAME` to what you send. " +
 			`Example: {"channel":"build-done","timeoutMs":60000}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"channel": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"channel": litValidated},
 		},
-	}, handle: (*server).waitForChannel})
+	}, handle: (*server).waitForChannel}
 }
 
 var channelPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)

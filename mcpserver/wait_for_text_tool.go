@@ -30,8 +30,8 @@ type waitForTextResult struct {
 	Note               string   `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[waitForTextParams, waitForTextResult]{toolSpec: toolSpec{
+func waitForTextTool() tool {
+	return &typedTool[waitForTextParams, waitForTextResult]{toolSpec: toolSpec{
 		name:    "wait_for_text",
 		blocks:  true,
 		toolset: Execute,
@@ -39,12 +39,12 @@ func init() {
 		description: "Waits until a pane shows the text, for output you did not start (your own commands: run_shell_command). " +
 			`Example: {"paneId":"%3","pattern":"listening on","timeoutMs":60000}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).waitForText})
+	}, handle: (*server).waitForText}
 }
 
 // lookOverlap is how many rows above the cursor a look reads again.
