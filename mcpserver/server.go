@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -125,6 +127,9 @@ const LiveIdle = time.Second
 func NewLivePool(c *tmux.Client) *live.Pool {
 	return live.New(func(ctx context.Context, session string) (live.Conn, error) {
 		ctl, err := c.Control(ctx, session)
+		if errors.Is(err, tmux.ErrNotFound) {
+			return nil, fmt.Errorf("%w; call list_panes for what exists", err)
+		}
 		if err != nil {
 			return nil, err
 		}
