@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/libtmux/libtmux-mcp/broker"
+	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -100,4 +103,78 @@ func TestHiddenToolSaysWhatTurnsItOn(t *testing.T) {
 	}
 	raw, _ := json.Marshal(names)
 	t.Logf("listed: %s", raw)
+}
+
+// fakeEnrollments invites the panes in invited; states overrides Lookup.
+type fakeEnrollments struct {
+	invited map[string]bool
+	states  map[string]string
+}
+
+func (f fakeEnrollments) Lookup(pane string) (*enroll.Enrollment, string) {
+	if st, ok := f.states[pane]; ok {
+		return nil, st
+	}
+	return nil, enroll.StateNone
+}
+
+func (f fakeEnrollments) Invites(pane string) bool { return f.invited[pane] }
+
+// refusingRunner answers every run as the broker answers one for a pane
+// with no enrollment (or with a lost one, for lost).
+type refusingRunner struct{ lost bool }
+
+func (r refusingRunner) Run(_ context.Context, req broker.Request) broker.Outcome {
+	if r.lost {
+		return broker.Outcome{Code: broker.CodeEnrollmentLost, Message: "the enrolled shell of pane " + req.Pane + " went away", Delivery: broker.NotSent}
+	}
+	return broker.Outcome{Code: broker.CodeNotEnrolled, Message: "pane " + req.Pane + " is not enrolled", Delivery: broker.NotSent}
+}
+
+// TestTmuxRunRefusalNamesTheStepThatHelps: not_enrolled says, for each
+// case, what actually helps: a pane never invited needs a restart with
+// --enroll-pane, a pane that does not exist needs list_panes, an expired
+// invitation needs SIGHUP, a live one needs a person to source it; a lost
+// enrollment names SIGHUP too.
+func TestTmuxRunRefusalNamesTheStepThatHelps(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	invited := shPane(t, ts, "invited")
+	expired := shPane(t, ts, "expired")
+	stranger := shPane(t, ts, "stranger")
+	sel, err := Select(tmux.Provenance{}, []string{}, []string{"tmux_run"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enr := fakeEnrollments{invited: map[string]bool{invited: true, expired: true}, states: map[string]string{invited: enroll.StateInvited}}
+	for _, tc := range []struct {
+		pane string
+		lost bool
+		want []string
+	}{
+		{stranger, false, []string{"pane " + stranger + " was never invited", "--enroll-pane " + stranger + "=FILE", "list_panes"}},
+		{"%999", false, []string{"there is no pane %999 on this server; call list_panes"}},
+		{expired, false, []string{"the invitation for pane " + expired + " expired unused", "SIGHUP (kill -HUP "}},
+		{invited, false, []string{"pane " + invited + " is invited but not enrolled yet", "source"}},
+		{expired, true, []string{"went away", "SIGHUP"}},
+	} {
+		cs := connect(t, ts, Deps{Selection: sel, Enrollments: enr, Runner: refusingRunner{lost: tc.lost}})
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
+			"target": map[string]any{"kind": "pane", "id": tc.pane, "generation": "g"}, "script": "true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		var answer struct {
+			Error struct{ Code, Message, Delivery string } `json:"error"`
+		}
+		json.Unmarshal(raw, &answer)
+		if !res.IsError || answer.Error.Delivery != "not_sent" {
+			t.Errorf("%s: %s; want a not_sent error", tc.pane, raw)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(answer.Error.Message, w) {
+				t.Errorf("%s (lost %v): message %q; want it to say %q", tc.pane, tc.lost, answer.Error.Message, w)
+			}
+		}
+	}
 }

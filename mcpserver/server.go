@@ -63,6 +63,8 @@ type Limits struct {
 // Enrollments reports a pane's tmux_run enrollment.
 type Enrollments interface {
 	Lookup(pane string) (*enroll.Enrollment, string)
+	// Invites reports whether pane was named with --enroll-pane.
+	Invites(pane string) bool
 }
 
 // server holds what every tool handler shares.

@@ -6,9 +6,12 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/libtmux/libtmux-mcp/broker"
+	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/helper/job"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,6 +91,7 @@ func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			}
 			out = s.runner.Run(ctx, *breq)
 		}
+		out.Message = s.runNextStep(ctx, breq.Pane, out)
 	}
 	answer := runAnswer(breq, out)
 	text, err := encodeJSON(answer)
@@ -148,4 +152,46 @@ func (s *server) parseTmuxRun(raw json.RawMessage) (*broker.Request, broker.Outc
 		Pane: t.ID, Generation: t.Generation, Script: []byte(*args.Script),
 		StdoutLimit: outLimit, StderrLimit: errLimit,
 	}, broker.Outcome{}
+}
+
+// runNextStep is the message of a tmux_run refusal with the step that
+// helps in this case (package broker says what went wrong, in its own
+// words; which tool or signal helps is this package's to say).
+func (s *server) runNextStep(ctx context.Context, pane string, out broker.Outcome) string {
+	hup := fmt.Sprintf("whoever runs the server sends it SIGHUP (kill -HUP %d) for a fresh invitation, then a person sources the file it names in that pane's zsh", os.Getpid())
+	switch out.Code {
+	case broker.CodeEnrollmentLost:
+		if !strings.Contains(out.Message, "SIGHUP") && !strings.Contains(out.Message, "enroll another pane") {
+			return out.Message + "; " + hup
+		}
+		return out.Message
+	case broker.CodeNotEnrolled:
+	default:
+		return out.Message
+	}
+	state := enroll.StateNone
+	invites := false
+	if s.deps.Enrollments != nil {
+		_, state = s.deps.Enrollments.Lookup(pane)
+		invites = s.deps.Enrollments.Invites(pane)
+	}
+	switch {
+	case state == enroll.StateInvited:
+		return fmt.Sprintf("pane %s is invited but not enrolled yet: a person must run, in that pane's zsh, the source command the server printed on its stderr; then call again", pane)
+	case !s.paneExists(ctx, pane):
+		return fmt.Sprintf("there is no pane %s on this server; call list_panes: tmux_run runs in the panes whose enrollment is \"enrolled\"", pane)
+	case invites:
+		return fmt.Sprintf("the invitation for pane %s expired unused: %s", pane, hup)
+	}
+	return fmt.Sprintf("pane %s was never invited: tmux_run runs only in panes named with --enroll-pane when the server started; use a pane whose enrollment is \"enrolled\" in list_panes, or whoever runs the server restarts it with --enroll-pane %s=FILE", pane, pane)
+}
+
+// paneExists reports whether pane is on the server; true when tmux cannot
+// say.
+func (s *server) paneExists(ctx context.Context, pane string) bool {
+	if s.tmux == nil {
+		return true
+	}
+	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Panes: true})
+	return err != nil || slices.ContainsFunc(snap.Panes, func(p tmux.Pane) bool { return p.ID == pane })
 }
