@@ -54,6 +54,9 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 		}
 	}
 	res := captureSinceResult{PaneID: in.PaneID, Streaming: s.live != nil}
+	if in.WaitMs != nil && *in.WaitMs > 0 && s.live != nil {
+		res.EffectiveTimeoutMs = s.effectiveTimeout(in.WaitMs).Milliseconds() // also when it answers at once
+	}
 	got, err := s.readSince(ctx, in.PaneID, a, nil)
 	if err != nil {
 		return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID)
