@@ -26,7 +26,7 @@ type batchOp struct {
 }
 
 type batchParams struct {
-	Operations []batchOp `json:"operations" jsonschema:"1 to 16 inspect tool calls"`
+	Operations []batchOp `json:"operations"`
 	OnError    string    `json:"onError,omitempty" jsonschema:"stop (default) or continue"`
 }
 
@@ -57,8 +57,8 @@ func callReadToolsBatchTool() tool {
 		name:    batchName,
 		toolset: Inspect,
 		title:   "Batch of reads",
-		description: "Up to 16 inspect tool calls in one request, a row each (result or error); onError stop skips the rest after a failure. " +
-			"Answer capped at 1,000,000 bytes. " + `Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}],"onError":"continue"}.`,
+		description: "Up to 16 inspect tool calls at once, a row each: its result or error. " +
+			`Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}]}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -9,7 +9,7 @@ import (
 )
 
 type captureSinceParams struct {
-	PaneID string `json:"paneId" jsonschema:"pane id (%3)"`
+	PaneID string `json:"paneId"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"from the last answer; omitted = the screen"`
 	WaitMs *int64 `json:"waitMs,omitempty" jsonschema:"wait this long for new lines"`
 }
@@ -31,8 +31,8 @@ func captureSinceTool() tool {
 		blocks:  true,
 		toolset: Inspect,
 		title:   "Capture since cursor",
-		description: "Only the lines a pane finished since your cursor, and the next cursor (omit it the first time). continuous:false: cleared or outran its history. " +
-			`Example: {"paneId":"%3","cursor":"lc1.3.120.9f…","waitMs":10000}.`,
+		description: "Only the lines a pane finished since your cursor, and the next cursor (omit it at first); waitMs waits for some. continuous:false: cleared or overran. " +
+			`Example: {"paneId":"%3","cursor":"lc1…","waitMs":10000}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -9,7 +9,7 @@ import (
 
 type clearPaneScrollbackParams struct {
 	PaneID string `json:"paneId"`
-	Force  string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force  string `json:"force,omitempty"`
 }
 
 type clearPaneScrollbackResult struct {
@@ -19,11 +19,12 @@ type clearPaneScrollbackResult struct {
 
 func clearPaneScrollbackTool() tool {
 	return &typedTool[clearPaneScrollbackParams, clearPaneScrollbackResult]{toolSpec: toolSpec{
-		name:        "clear_pane_scrollback",
-		toolset:     Teardown,
-		title:       "Clear scrollback",
-		description: `Deletes a pane's scrollback; the screen stays. Example: {"paneId":"%3"}.`,
-		capability:  teardownCapability,
+		name:    "clear_pane_scrollback",
+		toolset: Teardown,
+		title:   "Clear scrollback",
+		description: "Deletes a pane's scrollback; the screen stays. " +
+			`Example: {"paneId":"%3"}.`,
+		capability: teardownCapability,
 	}, handle: (*server).clearPaneScrollback}
 }
 

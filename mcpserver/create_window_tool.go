@@ -9,7 +9,7 @@ import (
 
 type createWindowParams struct {
 	sessionRef
-	Name           string `json:"name,omitempty" jsonschema:"optional"`
+	Name           string `json:"name,omitempty"`
 	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
 }
 
@@ -24,10 +24,11 @@ type createWindowResult struct {
 
 func createWindowTool() tool {
 	return &typedTool[createWindowParams, createWindowResult]{toolSpec: toolSpec{
-		name:        "create_window",
-		toolset:     Manage,
-		title:       "Create window",
-		description: `Adds a window with a shell to a session, without switching to it. Example: {"sessionId":"$1","name":"logs"}.`,
+		name:    "create_window",
+		toolset: Manage,
+		title:   "Create window",
+		description: "Adds a window running a shell to a session, without switching to it. " +
+			`Example: {"sessionId":"$1","name":"logs"}.`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectChange},

@@ -27,8 +27,8 @@ func findPaneByPositionTool() tool {
 		name:    "find_pane_by_position",
 		toolset: Inspect,
 		title:   "Find pane by position",
-		description: "The pane covering a cell of a window (0-based column x, row y), with its box. " +
-			"A zoomed window shows only its active pane. " + `Example: {"windowId":"@1","x":100,"y":5}.`,
+		description: "The pane covering column x, row y (0-based) of a window, with its box. " +
+			`Example: {"windowId":"@1","x":100,"y":5}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -16,11 +16,12 @@ type paneInfoResult struct {
 
 func getPaneInfoTool() tool {
 	return &typedTool[paneInfoParams, paneInfoResult]{toolSpec: toolSpec{
-		name:        "get_pane_info",
-		toolset:     Inspect,
-		title:       "Pane info",
-		description: `One pane's row, as list_panes reports it. Example: {"paneId":"%3"}.`,
-		capability:  metadataOnly,
+		name:    "get_pane_info",
+		toolset: Inspect,
+		title:   "Pane info",
+		description: "One pane's list_panes row. " +
+			`Example: {"paneId":"%3"}.`,
+		capability: metadataOnly,
 	}, handle: (*server).paneInfo}
 }
 

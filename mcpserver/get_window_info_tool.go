@@ -19,11 +19,12 @@ type windowInfoResult struct {
 
 func getWindowInfoTool() tool {
 	return &typedTool[windowInfoParams, windowInfoResult]{toolSpec: toolSpec{
-		name:        "get_window_info",
-		toolset:     Inspect,
-		title:       "Window info",
-		description: `One window and its panes. Example: {"windowId":"@1"}.`,
-		capability:  metadataOnly,
+		name:    "get_window_info",
+		toolset: Inspect,
+		title:   "Window info",
+		description: "One window and its panes. " +
+			`Example: {"windowId":"@1"}.`,
+		capability: metadataOnly,
 	}, handle: (*server).windowInfo}
 }
 

@@ -9,15 +9,16 @@ import (
 
 type killSessionParams struct {
 	sessionRef
-	Force string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force string `json:"force,omitempty"`
 }
 
 func killSessionTool() tool {
 	return &typedTool[killSessionParams, removedResult]{toolSpec: toolSpec{
-		name:        "kill_session",
-		toolset:     Teardown,
-		title:       "Kill session",
-		description: `Kills a session; answers the ids removed. Refuses the caller's unless forced. Example: {"sessionName":"build"}.`,
+		name:    "kill_session",
+		toolset: Teardown,
+		title:   "Kill session",
+		description: "Kills a session; answers the ids removed. " +
+			`Example: {"sessionName":"build"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectDelete},

@@ -19,7 +19,7 @@ func listSessionsTool() tool {
 		name:        "list_sessions",
 		toolset:     Inspect,
 		title:       "List sessions",
-		description: "Every tmux session with its id ($1), exact name, window count and attached clients. Session names are reported exactly as tmux stores them.",
+		description: "Every session: id ($1), exact name, window count, attached clients.",
 		capability:  metadataOnly,
 	}, handle: (*server).listSessions}
 }

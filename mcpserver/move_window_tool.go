@@ -22,10 +22,11 @@ type moveWindowResult struct {
 
 func moveWindowTool() tool {
 	return &typedTool[moveWindowParams, moveWindowResult]{toolSpec: toolSpec{
-		name:        "move_window",
-		toolset:     Manage,
-		title:       "Move window",
-		description: `Moves a window to a session; panes keep running and keep their ids. Example: {"windowId":"@2","sessionId":"$1"}.`,
+		name:    "move_window",
+		toolset: Manage,
+		title:   "Move window",
+		description: "Moves a window to a session; its panes keep running and keep their ids. " +
+			`Example: {"windowId":"@2","sessionId":"$1"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -23,10 +23,11 @@ type renameSessionResult struct {
 
 func renameSessionTool() tool {
 	return &typedTool[renameSessionParams, renameSessionResult]{toolSpec: toolSpec{
-		name:        "rename_session",
-		toolset:     Manage,
-		title:       "Rename session",
-		description: `Renames a session; answers the stored name (tmux turns : and . into _). Example: {"sessionId":"$1","name":"build"}.`,
+		name:    "rename_session",
+		toolset: Manage,
+		title:   "Rename session",
+		description: "Renames a session; answers the name tmux stored (: and . become _). " +
+			`Example: {"sessionId":"$1","name":"build"}.`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectChange},

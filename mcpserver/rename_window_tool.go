@@ -19,10 +19,11 @@ type renameWindowResult struct {
 
 func renameWindowTool() tool {
 	return &typedTool[renameWindowParams, renameWindowResult]{toolSpec: toolSpec{
-		name:        "rename_window",
-		toolset:     Manage,
-		title:       "Rename window",
-		description: `Renames a window. Example: {"windowId":"@2","name":"logs"}.`,
+		name:    "rename_window",
+		toolset: Manage,
+		title:   "Rename window",
+		description: "Renames a window. " +
+			`Example: {"windowId":"@2","name":"logs"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

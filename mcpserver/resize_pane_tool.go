@@ -24,10 +24,11 @@ type resizePaneResult struct {
 
 func resizePaneTool() tool {
 	return &typedTool[resizePaneParams, resizePaneResult]{toolSpec: toolSpec{
-		name:        "resize_pane",
-		toolset:     Manage,
-		title:       "Resize pane",
-		description: `Resizes a pane within its window, or toggles zoom. Example: {"paneId":"%3","width":100}.`,
+		name:    "resize_pane",
+		toolset: Manage,
+		title:   "Resize pane",
+		description: "Resizes a pane within its window, or toggles zoom. " +
+			`Example: {"paneId":"%3","width":100}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -22,10 +22,11 @@ type resizeWindowResult struct {
 
 func resizeWindowTool() tool {
 	return &typedTool[resizeWindowParams, resizeWindowResult]{toolSpec: toolSpec{
-		name:        "resize_window",
-		toolset:     Manage,
-		title:       "Resize window",
-		description: `Sets a window's size; programs format to its width. Example: {"windowId":"@2","width":200,"height":50}.`,
+		name:    "resize_window",
+		toolset: Manage,
+		title:   "Resize window",
+		description: "Sets a window's size. " +
+			`Example: {"windowId":"@2","width":200,"height":50}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -9,7 +9,7 @@ import (
 
 type respawnPaneParams struct {
 	PaneID string `json:"paneId"`
-	Force  string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force  string `json:"force,omitempty"`
 }
 
 type respawnPaneResult struct {
@@ -20,10 +20,11 @@ type respawnPaneResult struct {
 
 func respawnPaneTool() tool {
 	return &typedTool[respawnPaneParams, respawnPaneResult]{toolSpec: toolSpec{
-		name:        "respawn_pane",
-		toolset:     Manage,
-		title:       "Respawn pane",
-		description: `Kills the pane's program and restarts its command; the id stays. Refuses the caller's pane unless forced. Example: {"paneId":"%3"}.`,
+		name:    "respawn_pane",
+		toolset: Manage,
+		title:   "Respawn pane",
+		description: "Kills a pane's program and starts its command again; the id stays. " +
+			`Example: {"paneId":"%3"}.`,
 		capability: Capability{
 			ProcessReach:        ReachConfiguredProcess,
 			Effects:             []Effect{EffectChange},

@@ -19,8 +19,8 @@ import (
 type runShellCommandParams struct {
 	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
 	Command   string `json:"command" jsonschema:"shell command line"`
-	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
-	Force     string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
+	Force     string `json:"force,omitempty"`
 }
 
 type runShellCommandResult struct {
@@ -40,8 +40,8 @@ func runShellCommandTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Run shell command",
-		description: "Runs a command in a pane's shell (in a subshell), waits, and answers exit status, output and a capture_since cursor. " +
-			`Example: {"paneId":"%3","command":"make test","timeoutMs":60000}.`,
+		description: "Runs a command line in a pane's shell (in a subshell), waits, and answers its exit status, output and a capture_since cursor. " +
+			`Example: {"paneId":"%3","command":"make test"}.`,
 		capability: Capability{
 			ProcessReach:        ReachPaneCommand,
 			Effects:             []Effect{EffectObserve, EffectChange},

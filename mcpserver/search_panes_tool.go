@@ -61,8 +61,8 @@ func searchPanesTool() tool {
 		name:    "search_panes",
 		toolset: Inspect,
 		title:   "Search panes",
-		description: "Which panes show a text (screens and scrollback), with line numbers. Bounded: 200 panes, 20,000 lines, 256 KiB, 5 s; " +
-			"stoppedBy names the limit hit, so narrow by sessionId, windowId or paneId. " + `Example: {"pattern":"error","windowId":"@1"}.`,
+		description: "Which panes show a text, screens and scrollback, with line numbers. Bounded (stoppedBy names the limit hit): narrow by sessionId, windowId or paneId. " +
+			`Example: {"pattern":"error","windowId":"@1"}.`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectObserve},

@@ -23,10 +23,11 @@ type selectLayoutResult struct {
 
 func selectLayoutTool() tool {
 	return &typedTool[selectLayoutParams, selectLayoutResult]{toolSpec: toolSpec{
-		name:        "select_layout",
-		toolset:     Manage,
-		title:       "Select layout",
-		description: `Arranges a window's panes. Example: {"windowId":"@2","layout":"tiled"}.`,
+		name:    "select_layout",
+		toolset: Manage,
+		title:   "Select layout",
+		description: "Arranges a window's panes. " +
+			`Example: {"windowId":"@2","layout":"tiled"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -18,10 +18,11 @@ type selectPaneResult struct {
 
 func selectPaneTool() tool {
 	return &typedTool[selectPaneParams, selectPaneResult]{toolSpec: toolSpec{
-		name:        "select_pane",
-		toolset:     Manage,
-		title:       "Select pane",
-		description: `Makes a pane its window's active pane. Example: {"paneId":"%3"}.`,
+		name:    "select_pane",
+		toolset: Manage,
+		title:   "Select pane",
+		description: "Makes a pane its window's active pane. " +
+			`Example: {"paneId":"%3"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

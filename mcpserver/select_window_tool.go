@@ -18,10 +18,11 @@ type selectWindowResult struct {
 
 func selectWindowTool() tool {
 	return &typedTool[selectWindowParams, selectWindowResult]{toolSpec: toolSpec{
-		name:        "select_window",
-		toolset:     Manage,
-		title:       "Select window",
-		description: `Makes a window its session's current one. Example: {"windowId":"@2"}.`,
+		name:    "select_window",
+		toolset: Manage,
+		title:   "Select window",
+		description: "Makes a window its session's current one. " +
+			`Example: {"windowId":"@2"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

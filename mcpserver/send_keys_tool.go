@@ -8,7 +8,7 @@ import (
 
 type sendKeysParams struct {
 	keyInput
-	Force string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force string `json:"force,omitempty"`
 }
 
 type sendKeysResult struct {
@@ -21,8 +21,7 @@ func sendKeysTool() tool {
 		name:    "send_keys",
 		toolset: Execute,
 		title:   "Send keys",
-		description: "Types into a pane: key names or literal text, then Enter if asked; answers the panes reached (cohort). " +
-			"For commands prefer run_shell_command; for long text paste_text. " +
+		description: "Types key names or literal text into a pane, then Enter if asked; answers the panes reached. Commands: run_shell_command; long text: paste_text. " +
 			`Example: {"paneId":"%3","keys":["C-c"]}.`,
 		capability: inputCapability,
 	}, handle: (*server).sendKeys}

@@ -9,7 +9,7 @@ import (
 )
 
 type setHistoryLimitParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"the session ($1); every session when omitted"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: every session"`
 	Lines     int    `json:"lines" jsonschema:"scrollback lines kept per pane"`
 }
 
@@ -24,10 +24,11 @@ const maxHistoryLimit = 1000000
 
 func setHistoryLimitTool() tool {
 	return &typedTool[setHistoryLimitParams, setHistoryLimitResult]{toolSpec: toolSpec{
-		name:        "set_history_limit",
-		toolset:     Manage,
-		title:       "Set history limit",
-		description: `Sets the scrollback lines kept by panes created afterwards. Example: {"lines":100000}.`,
+		name:    "set_history_limit",
+		toolset: Manage,
+		title:   "Set history limit",
+		description: "Sets the scrollback lines kept by panes created afterwards. " +
+			`Example: {"lines":100000}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -7,7 +7,7 @@ import (
 )
 
 type setMouseEnabledParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"the session ($1); every session when omitted"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: every session"`
 	Enabled   bool   `json:"enabled"`
 }
 
@@ -18,10 +18,11 @@ type setMouseEnabledResult struct {
 
 func setMouseEnabledTool() tool {
 	return &typedTool[setMouseEnabledParams, setMouseEnabledResult]{toolSpec: toolSpec{
-		name:        "set_mouse_enabled",
-		toolset:     Manage,
-		title:       "Set mouse",
-		description: `Turns tmux mouse support on or off. Example: {"sessionId":"$1","enabled":true}.`,
+		name:    "set_mouse_enabled",
+		toolset: Manage,
+		title:   "Set mouse",
+		description: "Turns tmux mouse support on or off. " +
+			`Example: {"enabled":true}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -18,10 +18,11 @@ type setPaneTitleResult struct {
 
 func setPaneTitleTool() tool {
 	return &typedTool[setPaneTitleParams, setPaneTitleResult]{toolSpec: toolSpec{
-		name:        "set_pane_title",
-		toolset:     Manage,
-		title:       "Set pane title",
-		description: `Sets a pane's title. Example: {"paneId":"%3","title":"server"}.`,
+		name:    "set_pane_title",
+		toolset: Manage,
+		title:   "Set pane title",
+		description: "Sets a pane's title. " +
+			`Example: {"paneId":"%3","title":"server"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -18,10 +18,11 @@ type setSynchronizePanesResult struct {
 
 func setSynchronizePanesTool() tool {
 	return &typedTool[setSynchronizePanesParams, setSynchronizePanesResult]{toolSpec: toolSpec{
-		name:        "set_synchronize_panes",
-		toolset:     Manage,
-		title:       "Set synchronize-panes",
-		description: `While on, keys sent to one pane of the window reach all its panes. Example: {"windowId":"@2","enabled":false}.`,
+		name:    "set_synchronize_panes",
+		toolset: Manage,
+		title:   "Set synchronize-panes",
+		description: "While on, keys sent to one pane of the window reach all its panes. " +
+			`Example: {"windowId":"@2","enabled":false}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

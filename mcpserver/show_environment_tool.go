@@ -13,7 +13,7 @@ import (
 )
 
 type showEnvironmentParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"a session's environment ($1); omitted = the global one"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: the global one"`
 	Name      string `json:"name,omitempty" jsonschema:"only this variable"`
 }
 
@@ -36,7 +36,7 @@ func showEnvironmentTool() tool {
 		name:    "show_environment",
 		toolset: Inspect,
 		title:   "Show environment",
-		description: "The environment tmux gives new processes: global, or one session's (which overrides global). Values may hold secrets. " +
+		description: "The environment tmux gives new processes, global or a session's; values may hold secrets. " +
 			`Example: {"sessionId":"$1","name":"PATH"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,

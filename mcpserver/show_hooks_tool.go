@@ -10,7 +10,7 @@ import (
 
 type showHooksParams struct {
 	Scope  string `json:"scope" jsonschema:"session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; omitted for session/window = global hooks"`
+	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; omitted: global"`
 }
 
 type hookRow struct {
@@ -29,8 +29,8 @@ func showHooksTool() tool {
 		name:    "show_hooks",
 		toolset: Inspect,
 		title:   "Show hooks",
-		description: "The hooks set at a scope and the tmux commands they run, as tmux lists them. " +
-			`Example: {"scope":"session"} for global session hooks; {"scope":"pane","target":"%3"}.`,
+		description: "The hooks set at a scope and the commands they run. " +
+			`Example: {"scope":"pane","target":"%3"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -35,8 +35,8 @@ func showOptionTool() tool {
 		name:    "show_option",
 		toolset: Inspect,
 		title:   "Show option",
-		description: "One tmux option's value at an explicit scope, as tmux stores it (set:false when only inherited). " +
-			`Example: {"scope":"window","target":"@1","name":"mode-keys"}; {"scope":"server","name":"escape-time"}.`,
+		description: "One option's value at a scope, as tmux stores it (set:false: only inherited). " +
+			`Example: {"scope":"window","target":"@1","name":"mode-keys"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -24,10 +24,11 @@ type splitWindowResult struct {
 
 func splitWindowTool() tool {
 	return &typedTool[splitWindowParams, splitWindowResult]{toolSpec: toolSpec{
-		name:        "split_window",
-		toolset:     Manage,
-		title:       "Split pane",
-		description: `Splits a pane; the new pane runs a shell and does not take focus. Example: {"paneId":"%3","direction":"horizontal","size":30}.`,
+		name:    "split_window",
+		toolset: Manage,
+		title:   "Split pane",
+		description: "Splits a pane; the new one runs a shell and does not take focus. " +
+			`Example: {"paneId":"%3","direction":"horizontal","size":30}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

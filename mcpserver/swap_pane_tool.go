@@ -9,8 +9,8 @@ import (
 )
 
 type swapPaneParams struct {
-	PaneID       string `json:"paneId" jsonschema:"one pane (%3)"`
-	TargetPaneID string `json:"targetPaneId" jsonschema:"the pane it trades places with (%4)"`
+	PaneID       string `json:"paneId"`
+	TargetPaneID string `json:"targetPaneId" jsonschema:"the other pane"`
 }
 
 type swapPaneResult struct {
@@ -22,10 +22,11 @@ type swapPaneResult struct {
 
 func swapPaneTool() tool {
 	return &typedTool[swapPaneParams, swapPaneResult]{toolSpec: toolSpec{
-		name:        "swap_pane",
-		toolset:     Manage,
-		title:       "Swap panes",
-		description: `Two panes trade places; ids and programs stay. Example: {"paneId":"%3","targetPaneId":"%4"}.`,
+		name:    "swap_pane",
+		toolset: Manage,
+		title:   "Swap panes",
+		description: "Two panes trade places; ids and programs stay. " +
+			`Example: {"paneId":"%3","targetPaneId":"%4"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

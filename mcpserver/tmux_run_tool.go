@@ -27,15 +27,13 @@ var (
 	tmuxRunOutputSchema json.RawMessage
 )
 
-const tmuxRunDescription = "Run a POSIX sh script in a pane whose interactive zsh a person enrolled, without typing anything into the terminal, " +
-	"and get its exact exit status or signal with stdout and stderr kept separate. " +
-	"Use it instead of run_shell_command wherever list_panes shows enrollment \"enrolled\". " +
-	"The script runs in the shell's current directory with its exported environment and stdin closed; cd, export and functions do not persist. " +
-	"The shell must be idle at an empty prompt: otherwise the call answers shell_busy or not_at_prompt at once and nothing runs, ever. " +
-	"Outputs are limited (65536 bytes each by default, stdout_limit/stderr_limit up to 262144); going over stops the script and answers output_overflow. " +
-	"A nonzero exit or a signal is a completed run (ok:true). Errors keep the authorization receipt and say by delivery whether the script could have run. " +
-	"target.generation is serverGeneration from list_panes. " +
-	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test 2>&1 | tail -n 20"}.`
+const tmuxRunDescription = "Runs a POSIX sh script in a pane whose zsh a person enrolled, typing nothing into the terminal; answers its exact exit status or signal, with stdout and stderr apart. " +
+	"Prefer it to run_shell_command where list_panes shows enrollment \"enrolled\". " +
+	"The script gets the shell's directory and exported environment, stdin closed; cd and export do not persist. " +
+	"A shell not idle at an empty prompt answers shell_busy or not_at_prompt at once, and nothing runs, ever. " +
+	"Each output is capped (65536 bytes; stdout_limit, stderr_limit up to 262144): more stops the script, output_overflow. " +
+	"A nonzero exit or a signal is ok:true. Errors say by delivery whether the script could have run. target.generation: serverGeneration from list_panes. " +
+	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}.`
 
 // tmuxRunArgs are tmux_run's arguments as the contract names them.
 type tmuxRunArgs struct {

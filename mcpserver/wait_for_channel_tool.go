@@ -14,7 +14,7 @@ import (
 
 type waitForChannelParams struct {
 	Channel   string `json:"channel" jsonschema:"letters, digits, . _ - :"`
-	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 }
 
 type waitForChannelResult struct {
@@ -29,7 +29,7 @@ func waitForChannelTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Wait for channel",
-		description: "Waits in tmux until the channel is signalled: append `; tmux wait-for -S NAME` to what you send. " +
+		description: "Waits until the channel is signalled: end what you send with `; tmux wait-for -S NAME`. " +
 			`Example: {"channel":"build-done","timeoutMs":60000}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
