@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-
 	"fmt"
 	"slices"
 	"sort"
