@@ -268,3 +268,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Invites reports whether pane is one this process invites (an
+// --enroll-pane of its start), whatever its state now.
+func (r *Registry) Invites(pane string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.slots[pane] != nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
@@ -60,7 +61,9 @@ func TestCapabilitiesOverStdio(t *testing.T) {
 	if doc.Boundary.HostCommandExecution != "absent" {
 		t.Errorf("boundary %+v; want host-command execution absent", doc.Boundary)
 	}
-	if r, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "capture_pane", Arguments: map[string]any{"paneId": f.paneID}}); err == nil && !r.IsError {
-		t.Errorf("an excluded tool answered: %s", resultText(r))
+	if r, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "capture_pane", Arguments: map[string]any{"paneId": f.paneID}}); err != nil || !r.IsError {
+		t.Errorf("an excluded tool answered: %v %v", r, err)
+	} else if !strings.Contains(resultText(r), "excluded with --exclude-tool") {
+		t.Errorf("an excluded tool's refusal %q does not say what turns it on", resultText(r))
 	}
 }

@@ -282,7 +282,14 @@ func TestTmuxRunRefusals(t *testing.T) {
 	e := enrollPane(t)
 	ctx := context.Background()
 	other := e.ts.NewSession("other", "sh")
-	errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": other, "generation": e.gen}}), "not_enrolled", "not_sent")
+	// not_enrolled names the step that helps: a restart with --enroll-pane
+	// for a pane never invited, list_panes for one that does not exist.
+	for pane, want := range map[string]string{other: "--enroll-pane " + other + "=FILE", "%999": "there is no pane %999 on this server; call list_panes"} {
+		er := errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": pane, "generation": e.gen}}), "not_enrolled", "not_sent")
+		if msg, _ := er["message"].(string); !strings.Contains(msg, want) {
+			t.Errorf("not_enrolled for %s: %q; want it to say %q", pane, msg, want)
+		}
+	}
 	errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": e.pane, "generation": "stale"}}), "stale_generation", "not_sent")
 	for _, target := range []map[string]any{
 		{"kind": "window", "id": e.pane, "generation": e.gen},

@@ -13,6 +13,7 @@ package live
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -142,7 +143,9 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 		}
 		if subscribe {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscribeTimeout)
-			conn.SubscribeFormat(sctx, deadSubscription, "", deadFormat)
+			if err := conn.SubscribeFormat(sctx, deadSubscription, "", deadFormat); err != nil {
+				slog.Warn("live: no dead-pane subscription; a pane that dies without printing may not wake its waits", "session", sessionID, "err", err)
+			}
 			cancel()
 		}
 	}

@@ -79,7 +79,7 @@ func TestReadBatch(t *testing.T) {
 	got = batchResult{}
 	call(t, cs, batchName, map[string]any{"operations": mixed, "onError": "continue"}, &got)
 	if got.Succeeded != 2 || got.Failed != 2 || got.StoppedAt != nil || !got.Results[3].OK ||
-		!strings.Contains(got.Results[2].Error, "validating the arguments of get_pane_info") {
+		!strings.Contains(got.Results[2].Error, "get_pane_info: paneId must be a string, not number; its arguments are paneId") {
 		t.Errorf("onError continue = %+v", got)
 	}
 }
@@ -96,7 +96,7 @@ func TestReadBatchRespectsTheSelection(t *testing.T) {
 	}
 	cs := connect(t, ts, Deps{Selection: sel})
 	for _, tc := range []struct{ tool, want string }{
-		{"capture_pane", `no tool "capture_pane" on this server`},
+		{"capture_pane", "capture_pane is switched off on this server: it was excluded with --exclude-tool"},
 		{"tmux_run", "tmux_run is not a read-only tool"},
 	} {
 		if msg := callErr(t, cs, batchName, map[string]any{"operations": ops(1, tc.tool, map[string]any{"paneId": pane})}, tc.want); !strings.Contains(msg, "nothing ran") {

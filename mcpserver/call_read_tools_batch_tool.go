@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
-	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,7 +26,7 @@ type batchOp struct {
 }
 
 type batchParams struct {
-	Operations []batchOp `json:"operations" jsonschema:"1 to 16 inspect tool calls"`
+	Operations []batchOp `json:"operations"`
 	OnError    string    `json:"onError,omitempty" jsonschema:"stop (default) or continue"`
 }
 
@@ -56,26 +52,30 @@ type batchTool struct {
 	*typedTool[batchParams, batchResult]
 }
 
-func init() {
-	register(&batchTool{&typedTool[batchParams, batchResult]{toolSpec: toolSpec{
+func callReadToolsBatchTool() tool {
+	return &batchTool{&typedTool[batchParams, batchResult]{toolSpec: toolSpec{
 		name:    batchName,
 		toolset: Inspect,
 		title:   "Batch of reads",
-		description: "Up to 16 inspect tool calls in one request, a row each (result or error); onError stop skips the rest after a failure. " +
-			"Answer capped at 1,000,000 bytes. " + `Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}],"onError":"continue"}.`,
+		description: "Up to 16 inspect tool calls at once, a row each: its result or error. " +
+			`Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}]}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"configured-command", "process-environment", "terminal-content", "tmux-metadata"},
-			InputLiteralization: map[string]string{"operations": litPerTool},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputConfiguredCommand, OutputProcessEnvironment, OutputTerminalContent, OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"operations": litPerTool},
 		},
-	}, handle: (*server).readBatch}})
+	}, handle: (*server).readBatch}}
 }
 
 // serve publishes the union of the callable tools' capability rows.
 func (b *batchTool) serve(s *server, mt *mcp.Tool) {
-	mt.Meta = mcp.Meta{CapabilityMetaKey: batchCapability(s.sel)}
+	mt.Meta = b.meta(s.sel)
 	b.typedTool.serve(s, mt)
+}
+
+func (b *batchTool) meta(sel Selection) mcp.Meta {
+	return mcp.Meta{CapabilityMetaKey: batchCapability(sel)}
 }
 
 func (b *batchTool) callRaw(*server, context.Context, *mcp.CallToolRequest, json.RawMessage) (any, error) {
@@ -88,31 +88,14 @@ func (s *server) batchable(name string) error {
 	switch {
 	case name == batchName:
 		return errors.New(batchName + " cannot run inside a batch; list its operations in one batch")
-	case t == nil || !s.sel.Has(name):
+	case t == nil:
 		return fmt.Errorf("no tool %q on this server; a batch runs the inspect tools that tools/list shows", name)
+	case !s.sel.Has(name):
+		return s.hiddenError(name)
 	case t.spec().toolset != Inspect:
 		return fmt.Errorf("%s is not a read-only tool (toolset %s); call it directly, not in a batch", name, t.spec().toolset)
 	}
 	return nil
-}
-
-func batchCapability(sel Selection) Capability {
-	c := Capability{ProcessReach: "none", Effects: []string{"observe"}, InputLiteralization: map[string]string{
-		"operations": litPerTool,
-	}}
-	for _, name := range sel.Tools {
-		t := catalog[name]
-		if name == batchName || t == nil || t.spec().toolset != Inspect {
-			continue
-		}
-		for _, o := range t.spec().capability.Outputs {
-			if !slices.Contains(c.Outputs, o) {
-				c.Outputs = append(c.Outputs, o)
-			}
-		}
-	}
-	sort.Strings(c.Outputs)
-	return c
 }
 
 func (s *server) readBatch(ctx context.Context, req *mcp.CallToolRequest, in batchParams) (batchResult, error) {
@@ -213,48 +196,4 @@ func answerBytes(row batchRow) int {
 	structured, _ := json.Marshal(row)
 	text, _ := encodeJSON(row)
 	return len(structured) + len(text) + 2
-}
-
-// inputSchemas caches each typed tool's resolved input schema by name.
-var inputSchemas sync.Map
-
-// callRaw validates args against the tool's input schema (as go-sdk does
-// for a direct call) and runs its handler. req is the batch's request: a
-// handler must take its arguments from in, never from req.
-func (t *typedTool[In, Out]) callRaw(s *server, ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (out any, err error) {
-	rs, ok := inputSchemas.Load(t.name)
-	if !ok {
-		schema, err := jsonschema.For[In](nil)
-		if err != nil {
-			return nil, err
-		}
-		r, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-		if err != nil {
-			return nil, err
-		}
-		rs, _ = inputSchemas.LoadOrStore(t.name, r)
-	}
-	resolved := rs.(*jsonschema.Resolved)
-	v := map[string]any{}
-	if err := json.Unmarshal(args, &v); err != nil {
-		return nil, fmt.Errorf("arguments of %s: %w", t.name, err)
-	}
-	var generic any = v
-	if err := resolved.ApplyDefaults(&generic); err != nil {
-		return nil, fmt.Errorf("arguments of %s: %w", t.name, err)
-	}
-	if err := resolved.Validate(&generic); err != nil {
-		return nil, fmt.Errorf("validating the arguments of %s: %v", t.name, err)
-	}
-	raw, _ := json.Marshal(generic)
-	var in In
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, fmt.Errorf("arguments of %s: %w", t.name, err)
-	}
-	defer s.recoverTool(t.name, &err)
-	return t.handle(s, ctx, req, in)
-}
-
-func (t *rawTool) callRaw(*server, context.Context, *mcp.CallToolRequest, json.RawMessage) (any, error) {
-	return nil, fmt.Errorf("%s cannot run inside a batch", t.name)
 }

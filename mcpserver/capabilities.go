@@ -2,10 +2,143 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// CapabilityMetaKey is the _meta key of every tool's capability row; the
+// key is shared with the libtmux-mcp family.
+const CapabilityMetaKey = "com.git-pull.libtmux-mcp/capability"
+
+// Capability describes what a tool can reach and change, for hosts that
+// route or approve tool calls by what they do. Every value is one of the
+// constants below, which the README documents (a test checks both).
+type Capability struct {
+	ProcessReach        Reach                     `json:"processReach"`
+	Effects             []Effect                  `json:"effects"`
+	Outputs             []Output                  `json:"outputs"`
+	InputLiteralization map[string]Literalization `json:"inputLiteralization,omitempty"` // omitted: no argument reaches tmux as text
+}
+
+// Reach is which processes a tool's input can reach.
+type Reach string
+
+const (
+	ReachNone              Reach = "none"               // tmux itself only
+	ReachConfiguredProcess Reach = "configured-process" // a command the caller names runs in a pane (respawn, create)
+	ReachPaneInput         Reach = "pane-input"         // typed or pasted into whatever runs in a pane
+	ReachPaneCommand       Reach = "pane-command"       // a command line run by a pane's shell
+	ReachEnrolledShell     Reach = "enrolled-shell"     // a script run for a shell a person enrolled (tmux_run)
+)
+
+// Effect is what a tool does to tmux.
+type Effect string
+
+const (
+	EffectObserve Effect = "observe" // reads, or waits for, tmux state
+	EffectChange  Effect = "change"  // changes tmux state without removing anything
+	EffectDelete  Effect = "delete"  // removes panes, windows, sessions or scrollback
+)
+
+// Output is a class of what a tool's answer can carry.
+type Output string
+
+const (
+	OutputTmuxMetadata       Output = "tmux-metadata"       // ids, names, sizes, options
+	OutputTerminalContent    Output = "terminal-content"    // what panes show
+	OutputProcessEnvironment Output = "process-environment" // environment variables (may hold secrets)
+	OutputConfiguredCommand  Output = "configured-command"  // commands stored in tmux (hooks, pane start commands)
+	OutputProcessOutput      Output = "process-output"      // a script's own stdout and stderr
+)
+
+// Literalization says how an argument is kept from being read by tmux as
+// a format or a key name: a short vocabulary, since every tool's row
+// travels in every tools/list.
+type Literalization string
+
+const (
+	// litFormat: # doubled where the command expands formats (a #…[ style
+	// run kept), a final ';' escaped: stored as given, never expanded.
+	litFormat Literalization = "format-doubled"
+	// litTarget: an exact session name, sent as the target =NAME.
+	litTarget Literalization = "exact-name"
+	// litLiteral: sent as given where tmux reads no format or key name
+	// (send-keys -l, a private paste buffer, a typed command line).
+	litLiteral Literalization = "literal"
+	// litValidated: checked against a strict grammar before tmux sees it
+	// (ids, key names, option and variable names, layouts, numbers,
+	// booleans sent as on/off).
+	litValidated Literalization = "validated"
+	// litNotSent: never passed to tmux: used by this server (a search
+	// pattern matched in Go), or sent elsewhere (tmux_run's script goes to
+	// the helper over a private socket).
+	litNotSent Literalization = "not-sent"
+	// litPerTool: each nested operation's arguments, as its own tool.
+	litPerTool Literalization = "per-tool"
+)
+
+// The documented values, in the README's order.
+var (
+	reaches         = []Reach{ReachNone, ReachConfiguredProcess, ReachPaneInput, ReachPaneCommand, ReachEnrolledShell}
+	effects         = []Effect{EffectObserve, EffectChange, EffectDelete}
+	outputs         = []Output{OutputTmuxMetadata, OutputTerminalContent, OutputProcessEnvironment, OutputConfiguredCommand, OutputProcessOutput}
+	literalizations = []Literalization{litFormat, litTarget, litLiteral, litValidated, litNotSent, litPerTool}
+)
+
+// metadataOnly is the row of the tools that read tmux metadata and take
+// no text that reaches tmux.
+var metadataOnly = Capability{
+	ProcessReach:        ReachNone,
+	Effects:             []Effect{EffectObserve},
+	Outputs:             []Output{OutputTmuxMetadata},
+	InputLiteralization: map[string]Literalization{},
+}
+
+// teardownCapability is the row of the tools that kill or clear an id
+// target.
+var teardownCapability = Capability{
+	ProcessReach:        ReachNone,
+	Effects:             []Effect{EffectDelete},
+	Outputs:             []Output{OutputTmuxMetadata},
+	InputLiteralization: map[string]Literalization{},
+}
+
+// inputCapability is the row of the tools that type into panes.
+var inputCapability = Capability{
+	ProcessReach: ReachPaneInput,
+	Effects:      []Effect{EffectChange},
+	Outputs:      []Output{OutputTmuxMetadata},
+	InputLiteralization: map[string]Literalization{
+		"keys": litValidated,
+		"text": litLiteral,
+	},
+}
+
+// batchCapability is the batch's row: the union of the outputs of the
+// inspect tools sel lets it call.
+func batchCapability(sel Selection) Capability {
+	c := Capability{ProcessReach: ReachNone, Effects: []Effect{EffectObserve}, InputLiteralization: map[string]Literalization{
+		"operations": litPerTool,
+	}}
+	for _, name := range sel.Tools {
+		t := catalog[name]
+		if name == batchName || t == nil || t.spec().toolset != Inspect {
+			continue
+		}
+		for _, o := range t.spec().capability.Outputs {
+			if !slices.Contains(c.Outputs, o) {
+				c.Outputs = append(c.Outputs, o)
+			}
+		}
+	}
+	slices.Sort(c.Outputs)
+	return c
+}
+
+// only reports whether a row's effects are exactly e.
+func (c Capability) only(e Effect) bool { return len(c.Effects) == 1 && c.Effects[0] == e }
 
 // CapabilitiesURI is the one static resource: the frozen tool surface.
 const CapabilitiesURI = "tmux://capabilities"

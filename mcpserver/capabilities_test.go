@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -15,12 +16,32 @@ import (
 )
 
 // TestCapabilityRowValues checks every registered tool's capability row,
-// as tools/list shows it, against the allowed values, and that its input
+// as tools/list shows it, against the documented values (the constants of
+// capabilities.go, each named in the README), and that its input
 // literalization names only arguments its input schema has.
 func TestCapabilityRowValues(t *testing.T) {
-	reach := []string{"none", "configured-process", "pane-input", "pane-command", "enrolled-shell"}
-	effects := []string{"observe", "change", "delete"}
-	outputs := []string{"tmux-metadata", "terminal-content", "process-environment", "configured-command", "process-output"}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, v := range reaches {
+		documented = append(documented, string(v))
+	}
+	for _, v := range effects {
+		documented = append(documented, string(v))
+	}
+	for _, v := range outputs {
+		documented = append(documented, string(v))
+	}
+	for _, v := range literalizations {
+		documented = append(documented, string(v))
+	}
+	for _, v := range documented {
+		if !strings.Contains(string(readme), "`"+v+"`") {
+			t.Errorf("README does not document the capability value `%s`", v)
+		}
+	}
 	for _, tool := range allTools(t) {
 		raw, _ := json.Marshal(tool.Meta[CapabilityMetaKey])
 		var row Capability
@@ -28,20 +49,20 @@ func TestCapabilityRowValues(t *testing.T) {
 			t.Errorf("%s: capability row %s: %v", tool.Name, raw, err)
 			continue
 		}
-		if !slices.Contains(reach, row.ProcessReach) {
-			t.Errorf("%s: processReach %q; want one of %q", tool.Name, row.ProcessReach, reach)
+		if !slices.Contains(reaches, row.ProcessReach) {
+			t.Errorf("%s: processReach %q; want one of %q", tool.Name, row.ProcessReach, reaches)
 		}
-		for _, set := range []struct {
-			field       string
-			got, values []string
-		}{{"effects", row.Effects, effects}, {"outputs", row.Outputs, outputs}} {
-			if len(set.got) == 0 {
-				t.Errorf("%s: %s is empty", tool.Name, set.field)
+		if len(row.Effects) == 0 || len(row.Outputs) == 0 {
+			t.Errorf("%s: effects %q, outputs %q: neither may be empty", tool.Name, row.Effects, row.Outputs)
+		}
+		for _, v := range row.Effects {
+			if !slices.Contains(effects, v) {
+				t.Errorf("%s: effects has %q; want values from %q", tool.Name, v, effects)
 			}
-			for _, v := range set.got {
-				if !slices.Contains(set.values, v) {
-					t.Errorf("%s: %s has %q; want values from %q", tool.Name, set.field, v, set.values)
-				}
+		}
+		for _, v := range row.Outputs {
+			if !slices.Contains(outputs, v) {
+				t.Errorf("%s: outputs has %q; want values from %q", tool.Name, v, outputs)
 			}
 		}
 		args := schemaProperties(t, tool.InputSchema)
@@ -49,8 +70,8 @@ func TestCapabilityRowValues(t *testing.T) {
 			if !args[arg] {
 				t.Errorf("%s: inputLiteralization names %q, which is not an argument (%v)", tool.Name, arg, args)
 			}
-			if how == "" {
-				t.Errorf("%s: inputLiteralization[%q] is empty", tool.Name, arg)
+			if !slices.Contains(literalizations, how) {
+				t.Errorf("%s: inputLiteralization[%q] = %q; want one of %q", tool.Name, arg, how, literalizations)
 			}
 		}
 	}
@@ -93,8 +114,8 @@ func schemaProperties(t *testing.T, schema any) map[string]bool {
 func TestInputCapabilityRows(t *testing.T) {
 	for _, name := range []string{"send_keys", "send_keys_batch", "paste_text"} {
 		row := catalog[name].spec().capability
-		if row.ProcessReach != "pane-input" || !slices.Equal(row.Effects, []string{"change"}) ||
-			!slices.Equal(row.Outputs, []string{"tmux-metadata"}) || row.InputLiteralization["text"] == "" {
+		if row.ProcessReach != ReachPaneInput || !slices.Equal(row.Effects, []Effect{EffectChange}) ||
+			!slices.Equal(row.Outputs, []Output{OutputTmuxMetadata}) || row.InputLiteralization["text"] == "" {
 			t.Errorf("%s: row %+v", name, row)
 		}
 	}

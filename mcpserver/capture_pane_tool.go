@@ -10,7 +10,7 @@ import (
 
 type capturePaneParams struct {
 	PaneID      string `json:"paneId"`
-	Start       *int   `json:"start,omitempty" jsonschema:"first line: 0 = top of screen, -100 = 100 lines of scrollback back"`
+	Start       *int   `json:"start,omitempty" jsonschema:"first line: 0 = screen top, -100 = 100 lines up"`
 	End         *int   `json:"end,omitempty" jsonschema:"last line; omitted = bottom"`
 	JoinWrapped bool   `json:"joinWrapped,omitempty" jsonschema:"join wrapped lines"`
 }
@@ -21,20 +21,20 @@ type capturePaneResult struct {
 	Note string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[capturePaneParams, capturePaneResult]{toolSpec: toolSpec{
+func capturePaneTool() tool {
+	return &typedTool[capturePaneParams, capturePaneResult]{toolSpec: toolSpec{
 		name:    "capture_pane",
 		toolset: Inspect,
 		title:   "Capture pane",
-		description: "A pane's screen, or scrollback with start/end; newest lines kept within the budget (droppedLines, droppedChars). " +
-			`To watch a pane use capture_since. Example: {"paneId":"%3","start":-200,"joinWrapped":true}.`,
+		description: "A pane's screen, or its scrollback from start to end; the newest lines within the read budget. To follow a pane, capture_since. " +
+			`Example: {"paneId":"%3","start":-200}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).capturePane})
+	}, handle: (*server).capturePane}
 }
 
 func (s *server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in capturePaneParams) (capturePaneResult, error) {

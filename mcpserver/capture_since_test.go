@@ -74,6 +74,14 @@ func TestCaptureSinceGrowingLog(t *testing.T) {
 	if len(got.Lines) != 0 || got.EffectiveTimeoutMs != 300 || time.Since(begin) < 250*time.Millisecond {
 		t.Errorf("idle wait: %+v after %s; want no lines after about 300 ms", got, time.Since(begin))
 	}
+	// waitMs with lines already there answers at once, and still reports
+	// the timeout that applied.
+	f.WriteString("already here\n")
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "already here") })
+	got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor, "waitMs": 3000})
+	if fmt.Sprint(got.Lines) != "[already here]" || got.EffectiveTimeoutMs != 3000 {
+		t.Errorf("wait with lines ready: %+v; want [already here] and effectiveTimeoutMs 3000", got)
+	}
 }
 
 func TestCaptureSinceClear(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 type captureSinceParams struct {
-	PaneID string `json:"paneId" jsonschema:"pane id (%3)"`
+	PaneID string `json:"paneId"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"from the last answer; omitted = the screen"`
 	WaitMs *int64 `json:"waitMs,omitempty" jsonschema:"wait this long for new lines"`
 }
@@ -25,21 +25,21 @@ type captureSinceResult struct {
 	Note               string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[captureSinceParams, captureSinceResult]{toolSpec: toolSpec{
+func captureSinceTool() tool {
+	return &typedTool[captureSinceParams, captureSinceResult]{toolSpec: toolSpec{
 		name:    "capture_since",
 		blocks:  true,
 		toolset: Inspect,
 		title:   "Capture since cursor",
-		description: "Only the lines a pane finished since your cursor, and the next cursor (omit it the first time). continuous:false: cleared or outran its history. " +
-			`Example: {"paneId":"%3","cursor":"lc1.3.120.9f…","waitMs":10000}.`,
+		description: "Only the lines a pane finished since your cursor, and the next cursor (omit it at first); waitMs waits for some. continuous:false: cleared or overran. " +
+			`Example: {"paneId":"%3","cursor":"lc1…","waitMs":10000}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).captureSince})
+	}, handle: (*server).captureSince}
 }
 
 func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in captureSinceParams) (captureSinceResult, error) {
@@ -54,6 +54,9 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 		}
 	}
 	res := captureSinceResult{PaneID: in.PaneID, Streaming: s.live != nil}
+	if in.WaitMs != nil && *in.WaitMs > 0 && s.live != nil {
+		res.EffectiveTimeoutMs = s.effectiveTimeout(in.WaitMs).Milliseconds() // also when it answers at once
+	}
 	got, err := s.readSince(ctx, in.PaneID, a, nil)
 	if err != nil {
 		return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID)

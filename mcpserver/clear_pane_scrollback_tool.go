@@ -9,7 +9,7 @@ import (
 
 type clearPaneScrollbackParams struct {
 	PaneID string `json:"paneId"`
-	Force  string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force  string `json:"force,omitempty"`
 }
 
 type clearPaneScrollbackResult struct {
@@ -17,14 +17,15 @@ type clearPaneScrollbackResult struct {
 	ClearedLines int    `json:"clearedLines"`
 }
 
-func init() {
-	register(&typedTool[clearPaneScrollbackParams, clearPaneScrollbackResult]{toolSpec: toolSpec{
-		name:        "clear_pane_scrollback",
-		toolset:     Teardown,
-		title:       "Clear scrollback",
-		description: `Deletes a pane's scrollback; the screen stays. Example: {"paneId":"%3"}.`,
-		capability:  teardownCapability,
-	}, handle: (*server).clearPaneScrollback})
+func clearPaneScrollbackTool() tool {
+	return &typedTool[clearPaneScrollbackParams, clearPaneScrollbackResult]{toolSpec: toolSpec{
+		name:    "clear_pane_scrollback",
+		toolset: Teardown,
+		title:   "Clear scrollback",
+		description: "Deletes a pane's scrollback; the screen stays. " +
+			`Example: {"paneId":"%3"}.`,
+		capability: teardownCapability,
+	}, handle: (*server).clearPaneScrollback}
 }
 
 func (s *server) clearPaneScrollback(ctx context.Context, _ *mcp.CallToolRequest, in clearPaneScrollbackParams) (clearPaneScrollbackResult, error) {

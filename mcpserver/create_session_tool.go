@@ -14,7 +14,7 @@ import (
 )
 
 type createSessionParams struct {
-	SessionName    string `json:"sessionName,omitempty" jsonschema:"optional"`
+	SessionName    string `json:"sessionName,omitempty"`
 	Width          int    `json:"width,omitempty" jsonschema:"columns"`
 	Height         int    `json:"height,omitempty" jsonschema:"rows"`
 	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
@@ -30,22 +30,23 @@ type createSessionResult struct {
 	Note        string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[createSessionParams, createSessionResult]{toolSpec: toolSpec{
-		name:        "create_session",
-		toolset:     Manage,
-		title:       "Create session",
-		description: `Starts a detached session with a shell; answers its ids. Programs format to its width. Example: {"sessionName":"build","width":200,"height":50}.`,
+func createSessionTool() tool {
+	return &typedTool[createSessionParams, createSessionResult]{toolSpec: toolSpec{
+		name:    "create_session",
+		toolset: Manage,
+		title:   "Create session",
+		description: "Starts a detached session running a shell; answers its ids. " +
+			`Example: {"sessionName":"build","width":200,"height":50}.`,
 		capability: Capability{
-			ProcessReach: "none",
-			Effects:      []string{"change"},
-			Outputs:      []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{
+			ProcessReach: ReachNone,
+			Effects:      []Effect{EffectChange},
+			Outputs:      []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{
 				"sessionName":    litFormat,
 				"startDirectory": litFormat,
 			},
 		},
-	}, handle: (*server).createSession})
+	}, handle: (*server).createSession}
 }
 
 // sizeLimit bounds the columns and rows a tool may ask tmux for.

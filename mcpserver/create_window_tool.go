@@ -9,7 +9,7 @@ import (
 
 type createWindowParams struct {
 	sessionRef
-	Name           string `json:"name,omitempty" jsonschema:"optional"`
+	Name           string `json:"name,omitempty"`
 	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
 }
 
@@ -22,23 +22,24 @@ type createWindowResult struct {
 	Note      string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[createWindowParams, createWindowResult]{toolSpec: toolSpec{
-		name:        "create_window",
-		toolset:     Manage,
-		title:       "Create window",
-		description: `Adds a window with a shell to a session, without switching to it. Example: {"sessionId":"$1","name":"logs"}.`,
+func createWindowTool() tool {
+	return &typedTool[createWindowParams, createWindowResult]{toolSpec: toolSpec{
+		name:    "create_window",
+		toolset: Manage,
+		title:   "Create window",
+		description: "Adds a window running a shell to a session, without switching to it. " +
+			`Example: {"sessionId":"$1","name":"logs"}.`,
 		capability: Capability{
-			ProcessReach: "none",
-			Effects:      []string{"change"},
-			Outputs:      []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{
+			ProcessReach: ReachNone,
+			Effects:      []Effect{EffectChange},
+			Outputs:      []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{
 				"sessionName":    litTarget,
 				"name":           litFormat,
 				"startDirectory": litFormat,
 			},
 		},
-	}, handle: (*server).createWindow})
+	}, handle: (*server).createWindow}
 }
 
 func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in createWindowParams) (createWindowResult, error) {

@@ -22,20 +22,20 @@ type findPaneResult struct {
 	Active bool   `json:"active"`
 }
 
-func init() {
-	register(&typedTool[findPaneParams, findPaneResult]{toolSpec: toolSpec{
+func findPaneByPositionTool() tool {
+	return &typedTool[findPaneParams, findPaneResult]{toolSpec: toolSpec{
 		name:    "find_pane_by_position",
 		toolset: Inspect,
 		title:   "Find pane by position",
-		description: "The pane covering a cell of a window (0-based column x, row y), with its box. " +
-			"A zoomed window shows only its active pane. " + `Example: {"windowId":"@1","x":100,"y":5}.`,
+		description: "The pane covering column x, row y (0-based) of a window, with its box. " +
+			`Example: {"windowId":"@1","x":100,"y":5}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"windowId": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"windowId": litValidated},
 		},
-	}, handle: (*server).findPaneByPosition})
+	}, handle: (*server).findPaneByPosition}
 }
 
 func (s *server) findPaneByPosition(ctx context.Context, _ *mcp.CallToolRequest, in findPaneParams) (findPaneResult, error) {

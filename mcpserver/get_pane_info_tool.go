@@ -14,14 +14,15 @@ type paneInfoResult struct {
 	Pane paneRow `json:"pane"`
 }
 
-func init() {
-	register(&typedTool[paneInfoParams, paneInfoResult]{toolSpec: toolSpec{
-		name:        "get_pane_info",
-		toolset:     Inspect,
-		title:       "Pane info",
-		description: `One pane's row, as list_panes reports it. Example: {"paneId":"%3"}.`,
-		capability:  metadataOnly,
-	}, handle: (*server).paneInfo})
+func getPaneInfoTool() tool {
+	return &typedTool[paneInfoParams, paneInfoResult]{toolSpec: toolSpec{
+		name:    "get_pane_info",
+		toolset: Inspect,
+		title:   "Pane info",
+		description: "One pane's list_panes row. " +
+			`Example: {"paneId":"%3"}.`,
+		capability: metadataOnly,
+	}, handle: (*server).paneInfo}
 }
 
 func (s *server) paneInfo(ctx context.Context, _ *mcp.CallToolRequest, in paneInfoParams) (paneInfoResult, error) {

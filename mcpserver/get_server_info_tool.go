@@ -21,21 +21,14 @@ type serverInfoResult struct {
 	Toolsets         []string        `json:"toolsets" jsonschema:"the toolsets this server was started with"`
 }
 
-var metadataOnly = Capability{
-	ProcessReach:        "none",
-	Effects:             []string{"observe"},
-	Outputs:             []string{"tmux-metadata"},
-	InputLiteralization: map[string]string{},
-}
-
-func init() {
-	register(&typedTool[serverInfoParams, serverInfoResult]{toolSpec: toolSpec{
+func getServerInfoTool() tool {
+	return &typedTool[serverInfoParams, serverInfoResult]{toolSpec: toolSpec{
 		name:        "get_server_info",
 		toolset:     Inspect,
 		title:       "Server info",
-		description: "Which tmux server this is (socket, provenance, version, pid, generation) and its session, window and pane counts. Call it first.",
+		description: "Which tmux server this is (socket, provenance, version, pid, generation), its counts and toolsets. Call it first.",
 		capability:  metadataOnly,
-	}, handle: (*server).serverInfo})
+	}, handle: (*server).serverInfo}
 }
 
 func (s *server) serverInfo(ctx context.Context, _ *mcp.CallToolRequest, _ serverInfoParams) (serverInfoResult, error) {

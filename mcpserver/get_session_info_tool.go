@@ -10,8 +10,8 @@ import (
 )
 
 type sessionInfoParams struct {
-	SessionID   string `json:"sessionId,omitempty" jsonschema:"the session id ($1)"`
-	SessionName string `json:"sessionName,omitempty" jsonschema:"or the exact session name (no prefix matching)"`
+	SessionID   string `json:"sessionId,omitempty" jsonschema:"$1"`
+	SessionName string `json:"sessionName,omitempty" jsonschema:"or its exact name"`
 }
 
 type sessionInfoResult struct {
@@ -19,14 +19,15 @@ type sessionInfoResult struct {
 	Windows []windowRow `json:"windows"`
 }
 
-func init() {
-	register(&typedTool[sessionInfoParams, sessionInfoResult]{toolSpec: toolSpec{
-		name:        "get_session_info",
-		toolset:     Inspect,
-		title:       "Session info",
-		description: `One session and its windows, by id or exact name. Example: {"sessionId":"$0"} or {"sessionName":"build"}.`,
-		capability:  metadataOnly,
-	}, handle: (*server).sessionInfo})
+func getSessionInfoTool() tool {
+	return &typedTool[sessionInfoParams, sessionInfoResult]{toolSpec: toolSpec{
+		name:    "get_session_info",
+		toolset: Inspect,
+		title:   "Session info",
+		description: "One session and its windows. " +
+			`Example: {"sessionId":"$0"} or {"sessionName":"build"}.`,
+		capability: metadataOnly,
+	}, handle: (*server).sessionInfo}
 }
 
 func (s *server) sessionInfo(ctx context.Context, _ *mcp.CallToolRequest, in sessionInfoParams) (sessionInfoResult, error) {

@@ -13,7 +13,7 @@ const maxVariableNames = 32
 
 type tmuxVariablesParams struct {
 	Names  []string `json:"names" jsonschema:"format variable names, like pane_current_path"`
-	Target string   `json:"target,omitempty" jsonschema:"%3, @2 or $1 the variables describe"`
+	Target string   `json:"target,omitempty" jsonschema:"%3, @2 or $1"`
 }
 
 type tmuxVariablesResult struct {
@@ -21,20 +21,20 @@ type tmuxVariablesResult struct {
 	Variables map[string]string `json:"variables" jsonschema:"name to value; unknown names give empty"`
 }
 
-func init() {
-	register(&typedTool[tmuxVariablesParams, tmuxVariablesResult]{toolSpec: toolSpec{
+func getTmuxVariablesTool() tool {
+	return &typedTool[tmuxVariablesParams, tmuxVariablesResult]{toolSpec: toolSpec{
 		name:    "get_tmux_variables",
 		toolset: Inspect,
 		title:   "Get tmux variables",
-		description: "Values of named tmux format variables for a pane, window or session (names only: no #{} or #() expressions). " +
-			`Example: {"names":["pane_current_path","window_zoomed_flag"],"target":"%3"}.`,
+		description: "Values of tmux format variables, by name, for a pane, window or session (no #{} expressions). " +
+			`Example: {"names":["pane_current_path"],"target":"%3"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"tmux-metadata", "configured-command"},
-			InputLiteralization: map[string]string{"names": litValidated, "target": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTmuxMetadata, OutputConfiguredCommand},
+			InputLiteralization: map[string]Literalization{"names": litValidated, "target": litValidated},
 		},
-	}, handle: (*server).tmuxVariables})
+	}, handle: (*server).tmuxVariables}
 }
 
 func (s *server) tmuxVariables(ctx context.Context, _ *mcp.CallToolRequest, in tmuxVariablesParams) (tmuxVariablesResult, error) {

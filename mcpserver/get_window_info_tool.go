@@ -17,14 +17,15 @@ type windowInfoResult struct {
 	Panes  []paneRow `json:"panes"`
 }
 
-func init() {
-	register(&typedTool[windowInfoParams, windowInfoResult]{toolSpec: toolSpec{
-		name:        "get_window_info",
-		toolset:     Inspect,
-		title:       "Window info",
-		description: `One window and its panes. Example: {"windowId":"@1"}.`,
-		capability:  metadataOnly,
-	}, handle: (*server).windowInfo})
+func getWindowInfoTool() tool {
+	return &typedTool[windowInfoParams, windowInfoResult]{toolSpec: toolSpec{
+		name:    "get_window_info",
+		toolset: Inspect,
+		title:   "Window info",
+		description: "One window and its panes. " +
+			`Example: {"windowId":"@1"}.`,
+		capability: metadataOnly,
+	}, handle: (*server).windowInfo}
 }
 
 func (s *server) windowInfo(ctx context.Context, _ *mcp.CallToolRequest, in windowInfoParams) (windowInfoResult, error) {

@@ -8,17 +8,18 @@ import (
 
 type killPaneParams struct {
 	PaneID string `json:"paneId"`
-	Force  string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force  string `json:"force,omitempty"`
 }
 
-func init() {
-	register(&typedTool[killPaneParams, removedResult]{toolSpec: toolSpec{
-		name:        "kill_pane",
-		toolset:     Teardown,
-		title:       "Kill pane",
-		description: `Kills a pane; answers the ids removed. Refuses the caller's pane unless forced. Example: {"paneId":"%3"}.`,
-		capability:  teardownCapability,
-	}, handle: (*server).killPane})
+func killPaneTool() tool {
+	return &typedTool[killPaneParams, removedResult]{toolSpec: toolSpec{
+		name:    "kill_pane",
+		toolset: Teardown,
+		title:   "Kill pane",
+		description: "Kills a pane; answers the ids removed. " +
+			`Example: {"paneId":"%3"}.`,
+		capability: teardownCapability,
+	}, handle: (*server).killPane}
 }
 
 func (s *server) killPane(ctx context.Context, _ *mcp.CallToolRequest, in killPaneParams) (removedResult, error) {

@@ -9,22 +9,23 @@ import (
 
 type killSessionParams struct {
 	sessionRef
-	Force string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force string `json:"force,omitempty"`
 }
 
-func init() {
-	register(&typedTool[killSessionParams, removedResult]{toolSpec: toolSpec{
-		name:        "kill_session",
-		toolset:     Teardown,
-		title:       "Kill session",
-		description: `Kills a session; answers the ids removed. Refuses the caller's unless forced. Example: {"sessionName":"build"}.`,
+func killSessionTool() tool {
+	return &typedTool[killSessionParams, removedResult]{toolSpec: toolSpec{
+		name:    "kill_session",
+		toolset: Teardown,
+		title:   "Kill session",
+		description: "Kills a session; answers the ids removed. " +
+			`Example: {"sessionName":"build"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"delete"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"sessionName": litTarget},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectDelete},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"sessionName": litTarget},
 		},
-	}, handle: (*server).killSession})
+	}, handle: (*server).killSession}
 }
 
 func (s *server) killSession(ctx context.Context, _ *mcp.CallToolRequest, in killSessionParams) (removedResult, error) {

@@ -8,17 +8,18 @@ import (
 
 type killWindowParams struct {
 	WindowID string `json:"windowId"`
-	Force    string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force    string `json:"force,omitempty"`
 }
 
-func init() {
-	register(&typedTool[killWindowParams, removedResult]{toolSpec: toolSpec{
-		name:        "kill_window",
-		toolset:     Teardown,
-		title:       "Kill window",
-		description: `Kills a window and its panes; answers the ids removed. Refuses the caller's unless forced. Example: {"windowId":"@2"}.`,
-		capability:  teardownCapability,
-	}, handle: (*server).killWindow})
+func killWindowTool() tool {
+	return &typedTool[killWindowParams, removedResult]{toolSpec: toolSpec{
+		name:    "kill_window",
+		toolset: Teardown,
+		title:   "Kill window",
+		description: "Kills a window and its panes; answers the ids removed. " +
+			`Example: {"windowId":"@2"}.`,
+		capability: teardownCapability,
+	}, handle: (*server).killWindow}
 }
 
 func (s *server) killWindow(ctx context.Context, _ *mcp.CallToolRequest, in killWindowParams) (removedResult, error) {

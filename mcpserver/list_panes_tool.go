@@ -19,15 +19,15 @@ type listPanesResult struct {
 	Note  string    `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[listPanesParams, listPanesResult]{toolSpec: toolSpec{
+func listPanesTool() tool {
+	return &typedTool[listPanesParams, listPanesResult]{toolSpec: toolSpec{
 		name:    "list_panes",
 		toolset: Inspect,
 		title:   "List panes",
-		description: "Panes: id (%3), place, size, command, pid, state; caller = this server's own pane, watched = shown to a person, " +
-			`enrollment = where tmux_run works. Example: {"windowId":"@1"}, or {} for all.`,
+		description: "Panes: id, place, size, command, pid, state; caller: this server's pane; watched: a person sees it; enrollment: tmux_run's. " +
+			`Example: {"windowId":"@1"}, {} for all.`,
 		capability: metadataOnly,
-	}, handle: (*server).listPanes})
+	}, handle: (*server).listPanes}
 }
 
 func (s *server) listPanes(ctx context.Context, _ *mcp.CallToolRequest, in listPanesParams) (listPanesResult, error) {

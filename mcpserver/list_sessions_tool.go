@@ -14,14 +14,14 @@ type listSessionsResult struct {
 	Note     string       `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[listSessionsParams, listSessionsResult]{toolSpec: toolSpec{
+func listSessionsTool() tool {
+	return &typedTool[listSessionsParams, listSessionsResult]{toolSpec: toolSpec{
 		name:        "list_sessions",
 		toolset:     Inspect,
 		title:       "List sessions",
-		description: "Every tmux session with its id ($1), exact name, window count and attached clients. Session names are reported exactly as tmux stores them.",
+		description: "Every session: id ($1), exact name, window count, attached clients.",
 		capability:  metadataOnly,
-	}, handle: (*server).listSessions})
+	}, handle: (*server).listSessions}
 }
 
 func (s *server) listSessions(ctx context.Context, _ *mcp.CallToolRequest, _ listSessionsParams) (listSessionsResult, error) {

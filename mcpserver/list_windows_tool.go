@@ -8,7 +8,7 @@ import (
 )
 
 type listWindowsParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"only the windows of this session ($1); all windows when omitted"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"only this session's ($1)"`
 }
 
 type listWindowsResult struct {
@@ -16,14 +16,15 @@ type listWindowsResult struct {
 	Note    string      `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[listWindowsParams, listWindowsResult]{toolSpec: toolSpec{
-		name:        "list_windows",
-		toolset:     Inspect,
-		title:       "List windows",
-		description: `Windows with their ids (@2), session, index, name, size and layout. Example: {"sessionId":"$0"}; omit it for every window.`,
-		capability:  metadataOnly,
-	}, handle: (*server).listWindows})
+func listWindowsTool() tool {
+	return &typedTool[listWindowsParams, listWindowsResult]{toolSpec: toolSpec{
+		name:    "list_windows",
+		toolset: Inspect,
+		title:   "List windows",
+		description: "Windows: id (@2), session, index, name, size, layout. " +
+			`Example: {"sessionId":"$0"}, {} for all.`,
+		capability: metadataOnly,
+	}, handle: (*server).listWindows}
 }
 
 func (s *server) listWindows(ctx context.Context, _ *mcp.CallToolRequest, in listWindowsParams) (listWindowsResult, error) {

@@ -235,15 +235,6 @@ func (s *server) setSessionOption(ctx context.Context, sessionID, option, value 
 	return optionScope{name: name, value: strings.TrimSpace(out)}, nil
 }
 
-// teardownCapability is the row of the tools that kill or clear an id
-// target.
-var teardownCapability = Capability{
-	ProcessReach:        "none",
-	Effects:             []string{"delete"},
-	Outputs:             []string{"tmux-metadata"},
-	InputLiteralization: map[string]string{},
-}
-
 // removedResult is what a kill removed: pane, window and session ids
 // (their sigils tell them apart), panes first.
 type removedResult struct {

@@ -20,19 +20,20 @@ type moveWindowResult struct {
 	Index     int    `json:"index"`
 }
 
-func init() {
-	register(&typedTool[moveWindowParams, moveWindowResult]{toolSpec: toolSpec{
-		name:        "move_window",
-		toolset:     Manage,
-		title:       "Move window",
-		description: `Moves a window to a session; panes keep running and keep their ids. Example: {"windowId":"@2","sessionId":"$1"}.`,
+func moveWindowTool() tool {
+	return &typedTool[moveWindowParams, moveWindowResult]{toolSpec: toolSpec{
+		name:    "move_window",
+		toolset: Manage,
+		title:   "Move window",
+		description: "Moves a window to a session; its panes keep running and keep their ids. " +
+			`Example: {"windowId":"@2","sessionId":"$1"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).moveWindow})
+	}, handle: (*server).moveWindow}
 }
 
 func (s *server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in moveWindowParams) (moveWindowResult, error) {

@@ -17,7 +17,7 @@ type pasteTextParams struct {
 	Text      string `json:"text" jsonschema:"literal text"`
 	Enter     bool   `json:"enter,omitempty" jsonschema:"press Enter after"`
 	Bracketed bool   `json:"bracketed,omitempty" jsonschema:"bracketed paste if the program wants it"`
-	Force     string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force     string `json:"force,omitempty"`
 }
 
 type pasteTextResult struct {
@@ -25,20 +25,20 @@ type pasteTextResult struct {
 	Bytes  int    `json:"bytes"`
 }
 
-func init() {
-	register(&typedTool[pasteTextParams, pasteTextResult]{toolSpec: toolSpec{
+func pasteTextTool() tool {
+	return &typedTool[pasteTextParams, pasteTextResult]{toolSpec: toolSpec{
 		name:    "paste_text",
 		toolset: Execute,
 		title:   "Paste text",
-		description: "Pastes text into this pane only (not its synchronize-panes cohort) via a private buffer; nothing is read as a key. " +
-			"For keys use send_keys. " + `Example: {"paneId":"%3","text":"a\nb","bracketed":true}.`,
+		description: "Pastes text into one pane (not its synchronize-panes cohort); no key names. For keys, send_keys. " +
+			`Example: {"paneId":"%3","text":"a\nb","bracketed":true}.`,
 		capability: Capability{
-			ProcessReach:        "pane-input",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"text": litLiteral},
+			ProcessReach:        ReachPaneInput,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"text": litLiteral},
 		},
-	}, handle: (*server).pasteText})
+	}, handle: (*server).pasteText}
 }
 
 func (s *server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in pasteTextParams) (pasteTextResult, error) {

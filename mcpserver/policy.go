@@ -1,12 +1,14 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The four toolsets. They are unordered capabilities, not trust levels.
@@ -131,4 +133,43 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	sort.Strings(out)
 	return slices.Compact(out)
+}
+
+// hiddenError is the answer to a call of a tool this build has but this
+// process did not enable: what turns it on. The tool stays unlisted.
+func (s *server) hiddenError(name string) error {
+	t := catalog[name]
+	ts := t.spec().toolset
+	switch {
+	case slices.Contains(s.sel.Excluded, name):
+		return fmt.Errorf("%s is switched off on this server: it was excluded with --exclude-tool (LIBTMUX_EXCLUDE_TOOLS); whoever runs the server can restart it without that exclusion", name)
+	case ts == OptIn:
+		return fmt.Errorf("%s is not enabled on this server: it is opt-in, and whoever runs the server turns it on by restarting it with --enable-tool %s and --enroll-pane %%ID=FILE", name, name)
+	}
+	on := strings.Join(append(slices.Clone(s.sel.Toolsets), ts), ",")
+	return fmt.Errorf("%s is not enabled on this server: it is in the %s toolset, which this server was not started with (toolsets: %s); whoever runs the server can restart it with --toolsets %s (or LIBTMUX_TOOLSETS=%s), or add just this tool with --enable-tool %s (LIBTMUX_TOOLS)",
+		name, ts, orNone(s.sel.Toolsets), on, on, name)
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// refuseHidden answers a tools/call of a hidden tool with hiddenError, as
+// a tool error the model reads, instead of go-sdk's bare "unknown tool".
+// Names that are not tools of this build still get go-sdk's answer.
+func (s *server) refuseHidden(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && KnownTool(call.Params.Name) && !s.sel.Has(call.Params.Name) {
+				res := &mcp.CallToolResult{}
+				res.SetError(s.hiddenError(call.Params.Name))
+				return res, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
 }

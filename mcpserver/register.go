@@ -1,55 +1,20 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
-
-// CapabilityMetaKey is the _meta key of every tool's capability row; the
-// key is shared with the libtmux-mcp family.
-const CapabilityMetaKey = "com.git-pull.libtmux-mcp/capability"
-
-// Capability describes what a tool can reach and change, for hosts that
-// route or approve tool calls by what they do.
-type Capability struct {
-	// ProcessReach: none, configured-process, pane-input, pane-command or
-	// enrolled-shell.
-	ProcessReach string `json:"processReach"`
-	// Effects on tmux: observe, change, delete.
-	Effects []string `json:"effects"`
-	// Outputs: tmux-metadata, terminal-content, process-environment,
-	// configured-command, process-output.
-	Outputs []string `json:"outputs"`
-	// InputLiteralization says, per argument that reaches tmux, how it is
-	// kept from being read as a format or key name: one of the lit*
-	// values below.
-	InputLiteralization map[string]string `json:"inputLiteralization,omitempty"` // omitted: no argument reaches tmux as text
-}
-
-// The values of Capability.InputLiteralization: a short vocabulary, since
-// every tool's row travels in every tools/list.
-const (
-	// litFormat: # doubled where the command expands formats (a #…[ style
-	// run kept), a final ';' escaped: stored as given, never expanded.
-	litFormat = "format-doubled"
-	// litTarget: an exact session name, sent as the target =NAME.
-	litTarget = "exact-name"
-	// litLiteral: sent as given where tmux reads no format or key name
-	// (send-keys -l, a private paste buffer, a typed command line).
-	litLiteral = "literal"
-	// litValidated: checked against a strict grammar before tmux sees it
-	// (ids, key names, option and variable names, layouts, numbers,
-	// booleans sent as on/off).
-	litValidated = "validated"
-	// litNotSent: used by this server only (a search pattern matched in Go).
-	litNotSent = "not-sent"
-	// litPerTool: each nested operation's arguments, as its own tool.
-	litPerTool = "per-tool"
 )
 
 // toolSpec is what the model and the host read about a tool.
@@ -59,10 +24,11 @@ type toolSpec struct {
 	title       string
 	description string
 	capability  Capability
-	// annotations override the toolset's (tmux_run follows its contract).
+	// annotations replace the ones derived from the capability row
+	// (tmux_run follows its contract; a test checks they agree).
 	annotations *mcp.ToolAnnotations
 	// inputSchema and outputSchema are given only by raw tools; typed
-	// tools infer theirs from their parameter and result types.
+	// tools publish the schemas of their golden file (see goldenSchemas).
 	inputSchema, outputSchema json.RawMessage
 	// blocks marks a call that waits on the world (a wait or a run) and
 	// could outlive its client: stdin EOF cancels it at once.
@@ -73,13 +39,36 @@ type toolSpec struct {
 type tool interface {
 	spec() *toolSpec
 	serve(s *server, t *mcp.Tool)
-	// callRaw validates args and runs the handler as a direct call would,
-	// for call_read_tools_batch (req is the batch's own request).
+	// callRaw checks args (checkArgs) and runs the handler: a direct call
+	// and a row of call_read_tools_batch both go through it (req is then
+	// the batch's own request).
 	callRaw(s *server, ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (any, error)
+	// schemas are the input and output schemas the tool's types give,
+	// built by reflection: the golden test compares them with the
+	// published ones and -update writes them. Never called while serving.
+	schemas() (in, out any)
+	// args are the argument names checkArgs knows; nil for a raw tool.
+	args() *argList
 }
 
-// typedTool is a tool with typed arguments and a typed answer: go-sdk
-// validates both against the schemas it infers from In and Out.
+// checkSpec reports what is wrong with a tool's spec, or nil.
+// TestToolSpecs runs it on every tool of the catalog.
+func checkSpec(t tool) error {
+	sp := t.spec()
+	switch {
+	case sp.name == "" || sp.title == "" || sp.description == "":
+		return fmt.Errorf("tool %q lacks a name, title or description", sp.name)
+	case sp.toolset != OptIn && !KnownToolset(sp.toolset):
+		return fmt.Errorf("tool %q has unknown toolset %q", sp.name, sp.toolset)
+	case sp.capability.ProcessReach == "" || sp.capability.InputLiteralization == nil:
+		return fmt.Errorf("tool %q has no capability row", sp.name)
+	}
+	return nil
+}
+
+// typedTool is a tool with typed arguments and a typed answer. Its
+// arguments are checked by checkArgs, and its schemas come from its golden
+// file: nothing is built by reflection while the server starts.
 type typedTool[In, Out any] struct {
 	toolSpec
 	handle func(s *server, ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error)
@@ -88,26 +77,44 @@ type typedTool[In, Out any] struct {
 func (t *typedTool[In, Out]) spec() *toolSpec { return &t.toolSpec }
 
 func (t *typedTool[In, Out]) serve(s *server, mt *mcp.Tool) {
-	var args []string
-	mt.InputSchema, args = inputSchemaFor[In]()
-	mt.OutputSchema = outputSchemaFor[Out]()
-	mcp.AddTool(s.mcp, mt, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+	s.mcp.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, cancel := s.handlerContext(ctx)
 		defer cancel()
-		defer s.recoverTool(t.name, &err)
-		if err := checkArgNames(t.name, req.Params.Arguments, args); err != nil {
-			return nil, out, err
+		out, err := t.callRaw(s, ctx, req, req.Params.Arguments)
+		if err == nil {
+			var text string
+			if text, err = encodeJSON(out); err == nil {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil
+			}
+			err = fmt.Errorf("encode the %s answer: %w", t.name, err)
 		}
-		out, err = t.handle(s, ctx, req, in)
-		if err != nil {
-			return nil, out, err
-		}
-		text, err := encodeJSON(out)
-		if err != nil {
-			return nil, out, fmt.Errorf("encode the %s answer: %w", t.name, err)
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+		res := &mcp.CallToolResult{}
+		res.SetError(err)
+		return res, nil
 	})
+}
+
+// callRaw checks args and runs the handler. req is the call's request (a
+// batch's own, for a row): a handler takes its arguments from in, never
+// from req.
+func (t *typedTool[In, Out]) callRaw(s *server, ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (out any, err error) {
+	defer s.recoverTool(t.name, &err)
+	var in In
+	if err := checkArgs(t.name, argsOf[In](), args, &in); err != nil {
+		return nil, err
+	}
+	o, err := t.handle(s, ctx, req, in)
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (t *typedTool[In, Out]) args() *argList { return argsOf[In]() }
+
+func (t *typedTool[In, Out]) schemas() (any, any) {
+	in, _ := inputSchemaFor[In]()
+	return in, outputSchemaFor[Out]()
 }
 
 // rawTool is a tool that publishes its schemas verbatim and validates its
@@ -129,34 +136,196 @@ func (t *rawTool) serve(s *server, mt *mcp.Tool) {
 	})
 }
 
-// catalog is every tool of this server by name. Each tool's file adds it
-// with register in an init function: adding a tool is one file (plus its
-// golden schema in testdata/tools).
-var catalog = map[string]tool{}
+func (t *rawTool) callRaw(*server, context.Context, *mcp.CallToolRequest, json.RawMessage) (any, error) {
+	return nil, fmt.Errorf("%s cannot run inside a batch", t.name)
+}
 
-// register adds t to the catalog. A duplicate name, an unknown toolset or
-// a tool without its documentation is a programming mistake and panics at
-// start.
-func register(t tool) {
-	sp := t.spec()
-	switch {
-	case sp.name == "" || sp.title == "" || sp.description == "":
-		panic(fmt.Sprintf("mcpserver: tool %q lacks a name, title or description", sp.name))
-	case catalog[sp.name] != nil:
-		panic(fmt.Sprintf("mcpserver: tool %q registered twice", sp.name))
-	case sp.toolset != OptIn && !KnownToolset(sp.toolset):
-		panic(fmt.Sprintf("mcpserver: tool %q has unknown toolset %q", sp.name, sp.toolset))
-	case sp.capability.ProcessReach == "" || sp.capability.InputLiteralization == nil:
-		panic(fmt.Sprintf("mcpserver: tool %q has no capability row", sp.name))
+func (t *rawTool) schemas() (any, any) { return t.inputSchema, t.outputSchema }
+
+func (t *rawTool) args() *argList { return nil }
+
+// argList is what checkArgs knows of a tool's arguments.
+type argList struct {
+	names    []string // sorted
+	required []string // sorted
+}
+
+// argLists caches each argument type's argList.
+var argLists sync.Map // reflect.Type -> *argList
+
+// argsOf reads In's argument names from its json tags, once: a field
+// without omitempty or omitzero is required, as its schema says (the
+// golden test checks that they agree).
+func argsOf[In any]() *argList {
+	rt := reflect.TypeFor[In]()
+	if l, ok := argLists.Load(rt); ok {
+		return l.(*argList)
 	}
-	catalog[sp.name] = t
+	l := &argList{names: []string{}}
+	l.add(rt)
+	slices.Sort(l.names)
+	slices.Sort(l.required)
+	got, _ := argLists.LoadOrStore(rt, l)
+	return got.(*argList)
+}
+
+// add adds the arguments of struct type rt, those of its embedded structs
+// included, as encoding/json flattens them.
+func (l *argList) add(rt reflect.Type) {
+	for f := range rt.Fields() {
+		tag, hasTag := f.Tag.Lookup("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case name == "-":
+			continue
+		case f.Anonymous && ft.Kind() == reflect.Struct && name == "":
+			l.add(ft)
+			continue
+		case !f.IsExported():
+			continue
+		case !hasTag || name == "":
+			name = f.Name
+		}
+		l.names = append(l.names, name)
+		o := strings.Split(opts, ",")
+		if !slices.Contains(o, "omitempty") && !slices.Contains(o, "omitzero") {
+			l.required = append(l.required, name)
+		}
+	}
+}
+
+// checkArgs checks raw against a tool's arguments and decodes it into in.
+// A direct call and a batch row both come here, so every argument mistake
+// gets one message style: what is wrong, then the tool's arguments.
+func checkArgs(tool string, l *argList, raw json.RawMessage, in any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = []byte("{}")
+	}
+	var args map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return fmt.Errorf("%s takes its arguments as a JSON object%s", tool, l.describe())
+	}
+	for _, name := range sortedKeys(args) {
+		if !slices.Contains(l.names, name) {
+			if len(l.names) == 0 {
+				return fmt.Errorf("%s takes no arguments; remove %q", tool, name)
+			}
+			return fmt.Errorf("%s has no argument %q%s", tool, name, l.describe())
+		}
+	}
+	var missing []string
+	for _, name := range l.required {
+		if v, ok := args[name]; !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s needs %s%s", tool, joinAnd(missing), l.describe())
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("%s: %s must be %s, not %s%s", tool, te.Field, jsonKind(te.Type), te.Value, l.describe())
+		}
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		return fmt.Errorf("%s: %s%s", tool, msg, l.describe())
+	}
+	return nil
+}
+
+// describe is the tail of an argument error: the tool's arguments.
+func (l *argList) describe() string {
+	switch {
+	case len(l.names) == 0:
+		return "; it takes no arguments"
+	case len(l.required) == 0:
+		return "; its arguments are " + strings.Join(l.names, ", ")
+	}
+	return "; its arguments are " + strings.Join(l.names, ", ") + " (required: " + strings.Join(l.required, ", ") + ")"
+}
+
+// jsonKind names a Go type as JSON does.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+// joinAnd joins names as "a", "a and b", "a, b and c".
+func joinAnd(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// goldenFiles are the reviewed tools/list entries of every tool
+// (testdata/tools, kept by TestGoldenSchemas). The server publishes the
+// schemas recorded there instead of building them by reflection at every
+// start; the golden test fails when they stop matching the types.
+//
+//go:embed testdata/tools/*.json
+var goldenFiles embed.FS
+
+// goldenSchemas returns the input and output schemas recorded for tool
+// name, compacted, or ok false when it has no golden file yet (a new
+// tool, before -update: the golden test fails until it has one).
+func goldenSchemas(name string) (in, out json.RawMessage, ok bool) {
+	raw, err := goldenFiles.ReadFile("testdata/tools/" + name + ".json")
+	if err != nil {
+		return nil, nil, false
+	}
+	var g struct {
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if json.Unmarshal(raw, &g) != nil || g.InputSchema == nil {
+		return nil, nil, false
+	}
+	var bin, bout bytes.Buffer
+	if json.Compact(&bin, g.InputSchema) != nil || g.OutputSchema != nil && json.Compact(&bout, g.OutputSchema) != nil {
+		return nil, nil, false
+	}
+	if g.OutputSchema == nil {
+		return bin.Bytes(), nil, true
+	}
+	return bin.Bytes(), bout.Bytes(), true
 }
 
 // mcpTool is the tool as tools/list shows it.
 func (sp *toolSpec) mcpTool() *mcp.Tool {
 	a := sp.annotations
 	if a == nil {
-		a = annotationsFor(sp.toolset)
+		a = annotationsFor(sp.capability)
 	}
 	t := &mcp.Tool{
 		Name:        sp.name,
@@ -172,32 +341,52 @@ func (sp *toolSpec) mcpTool() *mcp.Tool {
 	return t
 }
 
-// annotationsFor sets all four hints for a tool of toolset ts: inspect tools
-// only read; manage tools change but do not destroy; execute and teardown
-// tools may destroy. tmux is a closed world.
-func annotationsFor(ts string) *mcp.ToolAnnotations {
+// publishedTool is mcpTool with the schemas filled in: the raw tool's
+// own, or the golden file's, or (for a tool without one yet) its types'.
+func publishedTool(tl tool) *mcp.Tool {
+	mt := tl.spec().mcpTool()
+	if mt.InputSchema == nil {
+		if in, out, ok := goldenSchemas(mt.Name); ok {
+			mt.InputSchema = in
+			if out != nil {
+				mt.OutputSchema = out
+			}
+		} else {
+			mt.InputSchema, mt.OutputSchema = tl.schemas()
+		}
+	}
+	return mt
+}
+
+// annotationsFor sets all four hints from what a row says the tool does:
+// a tool that only observes is read-only (and idempotent); a tool that
+// removes something, or whose input reaches a process (typing, commands,
+// scripts), may destroy; anything else changes tmux state without
+// destroying it. tmux is a closed world.
+func annotationsFor(c Capability) *mcp.ToolAnnotations {
 	yes, no := true, false
 	a := &mcp.ToolAnnotations{OpenWorldHint: &no} // the title is the tool's own
-	switch ts {
-	case Inspect:
+	switch {
+	case c.only(EffectObserve):
 		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint = true, &no, true
-	case Manage:
-		a.DestructiveHint = &no
-	default:
+	case slices.Contains(c.Effects, EffectDelete), c.ProcessReach != ReachNone && c.ProcessReach != ReachConfiguredProcess:
 		a.DestructiveHint = &yes
+	default:
+		a.DestructiveHint = &no
 	}
 	return a
 }
 
 // addTools serves every tool of the selection and no other: a tool left
-// out is neither listed nor callable (go-sdk answers an unknown tool).
+// out is neither listed nor callable (refuseHidden answers a call to it).
 func (s *server) addTools() {
 	for _, name := range ToolNames() {
 		if s.sel.Has(name) {
 			t := catalog[name]
-			t.serve(s, t.spec().mcpTool())
+			t.serve(s, publishedTool(t))
 		}
 	}
+	s.mcp.AddReceivingMiddleware(s.refuseHidden)
 }
 
 // recoverTool turns a panic in a handler into an error answer: a bug must

@@ -21,22 +21,23 @@ type renameSessionResult struct {
 	Note      string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[renameSessionParams, renameSessionResult]{toolSpec: toolSpec{
-		name:        "rename_session",
-		toolset:     Manage,
-		title:       "Rename session",
-		description: `Renames a session; answers the stored name (tmux turns : and . into _). Example: {"sessionId":"$1","name":"build"}.`,
+func renameSessionTool() tool {
+	return &typedTool[renameSessionParams, renameSessionResult]{toolSpec: toolSpec{
+		name:    "rename_session",
+		toolset: Manage,
+		title:   "Rename session",
+		description: "Renames a session; answers the name tmux stored (: and . become _). " +
+			`Example: {"sessionId":"$1","name":"build"}.`,
 		capability: Capability{
-			ProcessReach: "none",
-			Effects:      []string{"change"},
-			Outputs:      []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{
+			ProcessReach: ReachNone,
+			Effects:      []Effect{EffectChange},
+			Outputs:      []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{
 				"sessionName": litTarget,
 				"name":        litFormat,
 			},
 		},
-	}, handle: (*server).renameSession})
+	}, handle: (*server).renameSession}
 }
 
 func (s *server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in renameSessionParams) (renameSessionResult, error) {

@@ -17,19 +17,20 @@ type renameWindowResult struct {
 	Note     string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[renameWindowParams, renameWindowResult]{toolSpec: toolSpec{
-		name:        "rename_window",
-		toolset:     Manage,
-		title:       "Rename window",
-		description: `Renames a window. Example: {"windowId":"@2","name":"logs"}.`,
+func renameWindowTool() tool {
+	return &typedTool[renameWindowParams, renameWindowResult]{toolSpec: toolSpec{
+		name:    "rename_window",
+		toolset: Manage,
+		title:   "Rename window",
+		description: "Renames a window. " +
+			`Example: {"windowId":"@2","name":"logs"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"name": litFormat},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"name": litFormat},
 		},
-	}, handle: (*server).renameWindow})
+	}, handle: (*server).renameWindow}
 }
 
 func (s *server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in renameWindowParams) (renameWindowResult, error) {

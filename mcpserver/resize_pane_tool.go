@@ -22,19 +22,20 @@ type resizePaneResult struct {
 	Zoomed bool   `json:"zoomed"`
 }
 
-func init() {
-	register(&typedTool[resizePaneParams, resizePaneResult]{toolSpec: toolSpec{
-		name:        "resize_pane",
-		toolset:     Manage,
-		title:       "Resize pane",
-		description: `Resizes a pane within its window, or toggles zoom. Example: {"paneId":"%3","width":100}.`,
+func resizePaneTool() tool {
+	return &typedTool[resizePaneParams, resizePaneResult]{toolSpec: toolSpec{
+		name:    "resize_pane",
+		toolset: Manage,
+		title:   "Resize pane",
+		description: "Resizes a pane within its window, or toggles zoom. " +
+			`Example: {"paneId":"%3","width":100}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).resizePane})
+	}, handle: (*server).resizePane}
 }
 
 func (s *server) resizePane(ctx context.Context, _ *mcp.CallToolRequest, in resizePaneParams) (resizePaneResult, error) {

@@ -20,19 +20,20 @@ type resizeWindowResult struct {
 	Height   int    `json:"height"`
 }
 
-func init() {
-	register(&typedTool[resizeWindowParams, resizeWindowResult]{toolSpec: toolSpec{
-		name:        "resize_window",
-		toolset:     Manage,
-		title:       "Resize window",
-		description: `Sets a window's size; programs format to its width. Example: {"windowId":"@2","width":200,"height":50}.`,
+func resizeWindowTool() tool {
+	return &typedTool[resizeWindowParams, resizeWindowResult]{toolSpec: toolSpec{
+		name:    "resize_window",
+		toolset: Manage,
+		title:   "Resize window",
+		description: "Sets a window's size. " +
+			`Example: {"windowId":"@2","width":200,"height":50}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).resizeWindow})
+	}, handle: (*server).resizeWindow}
 }
 
 func (s *server) resizeWindow(ctx context.Context, _ *mcp.CallToolRequest, in resizeWindowParams) (resizeWindowResult, error) {

@@ -9,7 +9,7 @@ import (
 
 type respawnPaneParams struct {
 	PaneID string `json:"paneId"`
-	Force  string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force  string `json:"force,omitempty"`
 }
 
 type respawnPaneResult struct {
@@ -18,19 +18,20 @@ type respawnPaneResult struct {
 	PreviousPID int    `json:"previousPid"`
 }
 
-func init() {
-	register(&typedTool[respawnPaneParams, respawnPaneResult]{toolSpec: toolSpec{
-		name:        "respawn_pane",
-		toolset:     Manage,
-		title:       "Respawn pane",
-		description: `Kills the pane's program and restarts its command; the id stays. Refuses the caller's pane unless forced. Example: {"paneId":"%3"}.`,
+func respawnPaneTool() tool {
+	return &typedTool[respawnPaneParams, respawnPaneResult]{toolSpec: toolSpec{
+		name:    "respawn_pane",
+		toolset: Manage,
+		title:   "Respawn pane",
+		description: "Kills a pane's program and starts its command again; the id stays. " +
+			`Example: {"paneId":"%3"}.`,
 		capability: Capability{
-			ProcessReach:        "configured-process",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachConfiguredProcess,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).respawnPane})
+	}, handle: (*server).respawnPane}
 }
 
 func (s *server) respawnPane(ctx context.Context, _ *mcp.CallToolRequest, in respawnPaneParams) (respawnPaneResult, error) {

@@ -19,8 +19,8 @@ import (
 type runShellCommandParams struct {
 	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
 	Command   string `json:"command" jsonschema:"shell command line"`
-	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
-	Force     string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
+	Force     string `json:"force,omitempty"`
 }
 
 type runShellCommandResult struct {
@@ -34,21 +34,21 @@ type runShellCommandResult struct {
 	Note               string   `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[runShellCommandParams, runShellCommandResult]{toolSpec: toolSpec{
+func runShellCommandTool() tool {
+	return &typedTool[runShellCommandParams, runShellCommandResult]{toolSpec: toolSpec{
 		name:    "run_shell_command",
 		blocks:  true,
 		toolset: Execute,
 		title:   "Run shell command",
-		description: "Runs a command in a pane's shell (in a subshell), waits, and answers exit status, output and a capture_since cursor. " +
-			`Example: {"paneId":"%3","command":"make test","timeoutMs":60000}.`,
+		description: "Runs a command line in a pane's shell (in a subshell), waits, and answers its exit status, output and a capture_since cursor. " +
+			`Example: {"paneId":"%3","command":"make test"}.`,
 		capability: Capability{
-			ProcessReach:        "pane-command",
-			Effects:             []string{"observe", "change"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{"command": litLiteral},
+			ProcessReach:        ReachPaneCommand,
+			Effects:             []Effect{EffectObserve, EffectChange},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{"command": litLiteral},
 		},
-	}, handle: (*server).runShellCommand})
+	}, handle: (*server).runShellCommand}
 }
 
 // shells are the foreground programs run_shell_command types into.

@@ -1,25 +1,28 @@
 package mcpserver
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
+	"reflect"
 	"sort"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // inputSchemaFor is the published input schema of a typed tool and its
-// argument names. It leaves out additionalProperties:false at the top: the
-// handler refuses unknown arguments itself (checkArgNames), with a message
-// that lists the right names, and forty tools need not say it forty times.
+// argument names. It leaves out additionalProperties:false, at the top and
+// in nested rows: checkArgs refuses unknown arguments and fields itself,
+// with a message that lists the right names, and forty tools need not say
+// it forty times. An array argument is an array: a null is taken as
+// omitted, so the schema need not offer it.
 func inputSchemaFor[In any]() (*jsonschema.Schema, []string) {
 	s, err := jsonschema.For[In](&jsonschema.ForOptions{})
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: input schema: %v", err)) // a programming mistake, at start
 	}
 	s.AdditionalProperties = nil
+	for _, p := range s.Properties {
+		tighten(p)
+	}
 	names := make([]string, 0, len(s.Properties))
 	for n := range s.Properties {
 		names = append(names, n)
@@ -28,39 +31,20 @@ func inputSchemaFor[In any]() (*jsonschema.Schema, []string) {
 	return s, names
 }
 
-// checkArgNames refuses an argument the tool does not take.
-func checkArgNames(tool string, raw json.RawMessage, names []string) error {
-	var args map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &args) != nil {
-		return nil // go-sdk has already refused arguments that are not an object
-	}
-	for name := range args {
-		if !slices.Contains(names, name) {
-			if len(names) == 0 {
-				return fmt.Errorf("%s takes no arguments; remove %q", tool, name)
-			}
-			return fmt.Errorf("%s has no argument %q; its arguments are %s", tool, name, strings.Join(names, ", "))
-		}
-	}
-	return nil
-}
-
-// outputSchemaFor is the published output schema of a typed tool: the
-// answer's own fields with their types and descriptions, and, for a field
-// that holds objects or arrays of objects, only that shape. The rows inside
-// (a pane row, a match) are described once, by the tool's description and
-// the README, instead of again in every tool that returns them: with about
-// forty tools, repeating every nested row would make tools/list several
-// times larger for a model that reads it on every session. Clients still
-// validate each answer against this schema, so it stays exact about the
-// types of the fields it names.
+// outputSchemaFor is the published output schema of a typed tool: an
+// object and the names of its fields, each field's schema the empty
+// (true) one. tools/list is read at the start of every session, and a
+// model reads descriptions and input schemas, not output schemas: what a
+// field means and holds (a pane row, a match) is said once, by the tool's
+// description and the README. The golden files still record every field
+// name, and each field's type is its Go type's, the same in every answer.
 func outputSchemaFor[Out any]() *jsonschema.Schema {
 	s, err := jsonschema.For[Out](&jsonschema.ForOptions{})
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: output schema: %v", err)) // a programming mistake, at start
 	}
-	for _, p := range s.Properties {
-		shallow(p)
+	for name := range s.Properties {
+		s.Properties[name] = &jsonschema.Schema{} // true: the name, nothing more
 	}
 	// note is on every answer that needs one; the server's instructions
 	// say so once.
@@ -72,14 +56,19 @@ func outputSchemaFor[Out any]() *jsonschema.Schema {
 	return s
 }
 
-// shallow keeps a property's type and description and drops what it says
-// about the objects nested inside it.
-func shallow(p *jsonschema.Schema) {
-	p.Properties, p.Required, p.AdditionalProperties = nil, nil, nil
+// tighten drops from an argument's schema what checkArgs enforces anyway:
+// null as an array's alternative and additionalProperties:false in rows.
+func tighten(p *jsonschema.Schema) {
+	if len(p.Types) == 2 && p.Types[0] == "null" && p.Types[1] == "array" {
+		p.Type, p.Types = "array", nil
+	}
+	if p.AdditionalProperties != nil && (p.AdditionalProperties.Not != nil || reflect.ValueOf(*p.AdditionalProperties).IsZero()) {
+		p.AdditionalProperties = nil // false (checkArgs refuses) or true (the default)
+	}
+	for _, q := range p.Properties {
+		tighten(q)
+	}
 	if p.Items != nil {
-		item := p.Items
-		if item.Type == "object" || len(item.Properties) > 0 {
-			p.Items = &jsonschema.Schema{Type: "object"}
-		}
+		tighten(p.Items)
 	}
 }

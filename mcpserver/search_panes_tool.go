@@ -56,23 +56,23 @@ type searchPanesResult struct {
 	Note           string        `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[searchPanesParams, searchPanesResult]{toolSpec: toolSpec{
+func searchPanesTool() tool {
+	return &typedTool[searchPanesParams, searchPanesResult]{toolSpec: toolSpec{
 		name:    "search_panes",
 		toolset: Inspect,
 		title:   "Search panes",
-		description: "Which panes show a text (screens and scrollback), with line numbers. Bounded: 200 panes, 20,000 lines, 256 KiB, 5 s; " +
-			"stoppedBy names the limit hit, so narrow by sessionId, windowId or paneId. " + `Example: {"pattern":"error","windowId":"@1"}.`,
+		description: "Which panes show a text, screens and scrollback, with line numbers. Bounded (stoppedBy names the limit hit): narrow by sessionId, windowId or paneId. " +
+			`Example: {"pattern":"error","windowId":"@1"}.`,
 		capability: Capability{
-			ProcessReach: "none",
-			Effects:      []string{"observe"},
-			Outputs:      []string{"terminal-content"},
-			InputLiteralization: map[string]string{
+			ProcessReach: ReachNone,
+			Effects:      []Effect{EffectObserve},
+			Outputs:      []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{
 				"pattern":   litNotSent,
 				"sessionId": litValidated, "windowId": litValidated, "paneId": litValidated,
 			},
 		},
-	}, handle: (*server).searchPanes})
+	}, handle: (*server).searchPanes}
 }
 
 func (s *server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in searchPanesParams) (searchPanesResult, error) {

@@ -21,19 +21,20 @@ type selectLayoutResult struct {
 	Layout   string `json:"layout" `
 }
 
-func init() {
-	register(&typedTool[selectLayoutParams, selectLayoutResult]{toolSpec: toolSpec{
-		name:        "select_layout",
-		toolset:     Manage,
-		title:       "Select layout",
-		description: `Arranges a window's panes. Example: {"windowId":"@2","layout":"tiled"}.`,
+func selectLayoutTool() tool {
+	return &typedTool[selectLayoutParams, selectLayoutResult]{toolSpec: toolSpec{
+		name:    "select_layout",
+		toolset: Manage,
+		title:   "Select layout",
+		description: "Arranges a window's panes. " +
+			`Example: {"windowId":"@2","layout":"tiled"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"layout": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"layout": litValidated},
 		},
-	}, handle: (*server).selectLayout})
+	}, handle: (*server).selectLayout}
 }
 
 // layoutNames are tmux 3.3a's named layouts.

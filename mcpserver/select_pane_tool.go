@@ -16,19 +16,20 @@ type selectPaneResult struct {
 	Active   bool   `json:"active"`
 }
 
-func init() {
-	register(&typedTool[selectPaneParams, selectPaneResult]{toolSpec: toolSpec{
-		name:        "select_pane",
-		toolset:     Manage,
-		title:       "Select pane",
-		description: `Makes a pane its window's active pane. Example: {"paneId":"%3"}.`,
+func selectPaneTool() tool {
+	return &typedTool[selectPaneParams, selectPaneResult]{toolSpec: toolSpec{
+		name:    "select_pane",
+		toolset: Manage,
+		title:   "Select pane",
+		description: "Makes a pane its window's active pane. " +
+			`Example: {"paneId":"%3"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).selectPane})
+	}, handle: (*server).selectPane}
 }
 
 func (s *server) selectPane(ctx context.Context, _ *mcp.CallToolRequest, in selectPaneParams) (selectPaneResult, error) {

@@ -16,19 +16,20 @@ type selectWindowResult struct {
 	Active    bool   `json:"active"`
 }
 
-func init() {
-	register(&typedTool[selectWindowParams, selectWindowResult]{toolSpec: toolSpec{
-		name:        "select_window",
-		toolset:     Manage,
-		title:       "Select window",
-		description: `Makes a window its session's current one. Example: {"windowId":"@2"}.`,
+func selectWindowTool() tool {
+	return &typedTool[selectWindowParams, selectWindowResult]{toolSpec: toolSpec{
+		name:    "select_window",
+		toolset: Manage,
+		title:   "Select window",
+		description: "Makes a window its session's current one. " +
+			`Example: {"windowId":"@2"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).selectWindow})
+	}, handle: (*server).selectWindow}
 }
 
 func (s *server) selectWindow(ctx context.Context, _ *mcp.CallToolRequest, in selectWindowParams) (selectWindowResult, error) {

@@ -9,23 +9,22 @@ import (
 
 type sendKeysBatchParams struct {
 	Rows  []keyInput `json:"rows"`
-	Force string     `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force string     `json:"force,omitempty"`
 }
 
 type sendKeysBatchResult struct {
 	Rows []sendKeysResult `json:"rows"`
 }
 
-func init() {
-	register(&typedTool[sendKeysBatchParams, sendKeysBatchResult]{toolSpec: toolSpec{
+func sendKeysBatchTool() tool {
+	return &typedTool[sendKeysBatchParams, sendKeysBatchResult]{toolSpec: toolSpec{
 		name:    "send_keys_batch",
 		toolset: Execute,
 		title:   "Send keys in order",
-		description: fmt.Sprintf("Up to %d send_keys rows, in order. All are validated first; each pane is checked again before its row; "+
-			"a refusal stops the batch and says which rows were sent. "+
-			`Example: {"rows":[{"paneId":"%%3","text":":wq"},{"paneId":"%%3","keys":["Enter"]}]}.`, maxBatchRows),
+		description: "Up to 32 send_keys rows in order, all validated first; a refusal stops it and says which rows were sent. " +
+			`Example: {"rows":[{"paneId":"%3","text":":wq","enter":true}]}.`,
 		capability: inputCapability,
-	}, handle: (*server).sendKeysBatch})
+	}, handle: (*server).sendKeysBatch}
 }
 
 func (s *server) sendKeysBatch(ctx context.Context, _ *mcp.CallToolRequest, in sendKeysBatchParams) (sendKeysBatchResult, error) {

@@ -8,7 +8,7 @@ import (
 
 type sendKeysParams struct {
 	keyInput
-	Force string `json:"force,omitempty" jsonschema:"caller's pane id, to confirm"`
+	Force string `json:"force,omitempty"`
 }
 
 type sendKeysResult struct {
@@ -16,27 +16,15 @@ type sendKeysResult struct {
 	Cohort []string `json:"cohort"` // the panes input to PaneID reaches (synchronize-panes)
 }
 
-// inputCapability is the row of the tools that type into panes.
-var inputCapability = Capability{
-	ProcessReach: "pane-input",
-	Effects:      []string{"change"},
-	Outputs:      []string{"tmux-metadata"},
-	InputLiteralization: map[string]string{
-		"keys": litValidated,
-		"text": litLiteral,
-	},
-}
-
-func init() {
-	register(&typedTool[sendKeysParams, sendKeysResult]{toolSpec: toolSpec{
+func sendKeysTool() tool {
+	return &typedTool[sendKeysParams, sendKeysResult]{toolSpec: toolSpec{
 		name:    "send_keys",
 		toolset: Execute,
 		title:   "Send keys",
-		description: "Types into a pane: key names or literal text, then Enter if asked; answers the panes reached (cohort). " +
-			"For commands prefer run_shell_command; for long text paste_text. " +
+		description: "Types key names or literal text into a pane, then Enter if asked; answers the panes reached. Commands: run_shell_command; long text: paste_text. " +
 			`Example: {"paneId":"%3","keys":["C-c"]}.`,
 		capability: inputCapability,
-	}, handle: (*server).sendKeys})
+	}, handle: (*server).sendKeys}
 }
 
 func (s *server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKeysParams) (sendKeysResult, error) {

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -61,6 +63,8 @@ type Limits struct {
 // Enrollments reports a pane's tmux_run enrollment.
 type Enrollments interface {
 	Lookup(pane string) (*enroll.Enrollment, string)
+	// Invites reports whether pane was named with --enroll-pane.
+	Invites(pane string) bool
 }
 
 // server holds what every tool handler shares.
@@ -125,6 +129,9 @@ const LiveIdle = time.Second
 func NewLivePool(c *tmux.Client) *live.Pool {
 	return live.New(func(ctx context.Context, session string) (live.Conn, error) {
 		ctl, err := c.Control(ctx, session)
+		if errors.Is(err, tmux.ErrNotFound) {
+			return nil, fmt.Errorf("%w; call list_panes for what exists", err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -157,4 +164,5 @@ func (s *server) enrollmentState(paneID string) string {
 	return state
 }
 
-const instructions = `Tools for a real tmux server. Find panes with list_panes (ids like %3); read them with capture_pane, follow them with capture_since. Every answer is a JSON object, with a note field where a fact needs words; errors name the next step.`
+const instructions = `Tools for a real tmux server. Find panes with list_panes (ids like %3); read them with capture_pane, follow them with capture_since. Every answer is a JSON object, with a note field where a fact needs words; errors name the next step. ` +
+	`force is the id of the pane this server runs in (list_panes marks it caller), given to act on that pane. timeoutMs, omitted or over the ceiling, is the ceiling; answers report effectiveTimeoutMs.`

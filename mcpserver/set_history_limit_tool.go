@@ -9,7 +9,7 @@ import (
 )
 
 type setHistoryLimitParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"the session ($1); every session when omitted"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: every session"`
 	Lines     int    `json:"lines" jsonschema:"scrollback lines kept per pane"`
 }
 
@@ -22,19 +22,20 @@ type setHistoryLimitResult struct {
 // pane.
 const maxHistoryLimit = 1000000
 
-func init() {
-	register(&typedTool[setHistoryLimitParams, setHistoryLimitResult]{toolSpec: toolSpec{
-		name:        "set_history_limit",
-		toolset:     Manage,
-		title:       "Set history limit",
-		description: `Sets the scrollback lines kept by panes created afterwards. Example: {"lines":100000}.`,
+func setHistoryLimitTool() tool {
+	return &typedTool[setHistoryLimitParams, setHistoryLimitResult]{toolSpec: toolSpec{
+		name:    "set_history_limit",
+		toolset: Manage,
+		title:   "Set history limit",
+		description: "Sets the scrollback lines kept by panes created afterwards. " +
+			`Example: {"lines":100000}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"lines": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"lines": litValidated},
 		},
-	}, handle: (*server).setHistoryLimit})
+	}, handle: (*server).setHistoryLimit}
 }
 
 func (s *server) setHistoryLimit(ctx context.Context, _ *mcp.CallToolRequest, in setHistoryLimitParams) (setHistoryLimitResult, error) {

@@ -7,7 +7,7 @@ import (
 )
 
 type setMouseEnabledParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"the session ($1); every session when omitted"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: every session"`
 	Enabled   bool   `json:"enabled"`
 }
 
@@ -16,19 +16,20 @@ type setMouseEnabledResult struct {
 	Enabled bool   `json:"enabled"`
 }
 
-func init() {
-	register(&typedTool[setMouseEnabledParams, setMouseEnabledResult]{toolSpec: toolSpec{
-		name:        "set_mouse_enabled",
-		toolset:     Manage,
-		title:       "Set mouse",
-		description: `Turns tmux mouse support on or off. Example: {"sessionId":"$1","enabled":true}.`,
+func setMouseEnabledTool() tool {
+	return &typedTool[setMouseEnabledParams, setMouseEnabledResult]{toolSpec: toolSpec{
+		name:    "set_mouse_enabled",
+		toolset: Manage,
+		title:   "Set mouse",
+		description: "Turns tmux mouse support on or off. " +
+			`Example: {"enabled":true}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"enabled": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"enabled": litValidated},
 		},
-	}, handle: (*server).setMouseEnabled})
+	}, handle: (*server).setMouseEnabled}
 }
 
 func (s *server) setMouseEnabled(ctx context.Context, _ *mcp.CallToolRequest, in setMouseEnabledParams) (setMouseEnabledResult, error) {

@@ -16,19 +16,20 @@ type setPaneTitleResult struct {
 	Title  string `json:"title"`
 }
 
-func init() {
-	register(&typedTool[setPaneTitleParams, setPaneTitleResult]{toolSpec: toolSpec{
-		name:        "set_pane_title",
-		toolset:     Manage,
-		title:       "Set pane title",
-		description: `Sets a pane's title. Example: {"paneId":"%3","title":"server"}.`,
+func setPaneTitleTool() tool {
+	return &typedTool[setPaneTitleParams, setPaneTitleResult]{toolSpec: toolSpec{
+		name:    "set_pane_title",
+		toolset: Manage,
+		title:   "Set pane title",
+		description: "Sets a pane's title. " +
+			`Example: {"paneId":"%3","title":"server"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"title": litFormat},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"title": litFormat},
 		},
-	}, handle: (*server).setPaneTitle})
+	}, handle: (*server).setPaneTitle}
 }
 
 func (s *server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in setPaneTitleParams) (setPaneTitleResult, error) {

@@ -16,19 +16,20 @@ type setSynchronizePanesResult struct {
 	Enabled  bool   `json:"enabled"`
 }
 
-func init() {
-	register(&typedTool[setSynchronizePanesParams, setSynchronizePanesResult]{toolSpec: toolSpec{
-		name:        "set_synchronize_panes",
-		toolset:     Manage,
-		title:       "Set synchronize-panes",
-		description: `While on, keys sent to one pane of the window reach all its panes. Example: {"windowId":"@2","enabled":false}.`,
+func setSynchronizePanesTool() tool {
+	return &typedTool[setSynchronizePanesParams, setSynchronizePanesResult]{toolSpec: toolSpec{
+		name:    "set_synchronize_panes",
+		toolset: Manage,
+		title:   "Set synchronize-panes",
+		description: "While on, keys sent to one pane of the window reach all its panes. " +
+			`Example: {"windowId":"@2","enabled":false}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"enabled": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"enabled": litValidated},
 		},
-	}, handle: (*server).setSynchronizePanes})
+	}, handle: (*server).setSynchronizePanes}
 }
 
 func (s *server) setSynchronizePanes(ctx context.Context, _ *mcp.CallToolRequest, in setSynchronizePanesParams) (setSynchronizePanesResult, error) {

@@ -13,7 +13,7 @@ import (
 )
 
 type showEnvironmentParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"a session's environment ($1); omitted = the global one"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: the global one"`
 	Name      string `json:"name,omitempty" jsonschema:"only this variable"`
 }
 
@@ -31,20 +31,20 @@ type showEnvironmentResult struct {
 
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,255}$`)
 
-func init() {
-	register(&typedTool[showEnvironmentParams, showEnvironmentResult]{toolSpec: toolSpec{
+func showEnvironmentTool() tool {
+	return &typedTool[showEnvironmentParams, showEnvironmentResult]{toolSpec: toolSpec{
 		name:    "show_environment",
 		toolset: Inspect,
 		title:   "Show environment",
-		description: "The environment tmux gives new processes: global, or one session's (which overrides global). Values may hold secrets. " +
+		description: "The environment tmux gives new processes, global or a session's; values may hold secrets. " +
 			`Example: {"sessionId":"$1","name":"PATH"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"process-environment"},
-			InputLiteralization: map[string]string{"name": litValidated, "sessionId": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputProcessEnvironment},
+			InputLiteralization: map[string]Literalization{"name": litValidated, "sessionId": litValidated},
 		},
-	}, handle: (*server).showEnvironment})
+	}, handle: (*server).showEnvironment}
 }
 
 func (s *server) showEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in showEnvironmentParams) (showEnvironmentResult, error) {

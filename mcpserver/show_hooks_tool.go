@@ -10,7 +10,7 @@ import (
 
 type showHooksParams struct {
 	Scope  string `json:"scope" jsonschema:"session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; omitted for session/window = global hooks"`
+	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; omitted: global"`
 }
 
 type hookRow struct {
@@ -24,20 +24,20 @@ type showHooksResult struct {
 	Note         string    `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[showHooksParams, showHooksResult]{toolSpec: toolSpec{
+func showHooksTool() tool {
+	return &typedTool[showHooksParams, showHooksResult]{toolSpec: toolSpec{
 		name:    "show_hooks",
 		toolset: Inspect,
 		title:   "Show hooks",
-		description: "The hooks set at a scope and the tmux commands they run, as tmux lists them. " +
-			`Example: {"scope":"session"} for global session hooks; {"scope":"pane","target":"%3"}.`,
+		description: "The hooks set at a scope and the commands they run. " +
+			`Example: {"scope":"pane","target":"%3"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"configured-command"},
-			InputLiteralization: map[string]string{"target": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputConfiguredCommand},
+			InputLiteralization: map[string]Literalization{"target": litValidated},
 		},
-	}, handle: (*server).showHooks})
+	}, handle: (*server).showHooks}
 }
 
 func (s *server) showHooks(ctx context.Context, _ *mcp.CallToolRequest, in showHooksParams) (showHooksResult, error) {

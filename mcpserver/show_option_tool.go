@@ -30,20 +30,20 @@ type showOptionResult struct {
 // of an array option (name[2]); it cannot start with - (a flag to tmux).
 var optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9][A-Za-z0-9_-]{0,127}(\[[0-9]{1,5}\])?$`)
 
-func init() {
-	register(&typedTool[showOptionParams, showOptionResult]{toolSpec: toolSpec{
+func showOptionTool() tool {
+	return &typedTool[showOptionParams, showOptionResult]{toolSpec: toolSpec{
 		name:    "show_option",
 		toolset: Inspect,
 		title:   "Show option",
-		description: "One tmux option's value at an explicit scope, as tmux stores it (set:false when only inherited). " +
-			`Example: {"scope":"window","target":"@1","name":"mode-keys"}; {"scope":"server","name":"escape-time"}.`,
+		description: "One option's value at a scope, as tmux stores it (set:false: only inherited). " +
+			`Example: {"scope":"window","target":"@1","name":"mode-keys"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"tmux-metadata", "configured-command"},
-			InputLiteralization: map[string]string{"name": litValidated, "target": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTmuxMetadata, OutputConfiguredCommand},
+			InputLiteralization: map[string]Literalization{"name": litValidated, "target": litValidated},
 		},
-	}, handle: (*server).showOption})
+	}, handle: (*server).showOption}
 }
 
 func (s *server) showOption(ctx context.Context, _ *mcp.CallToolRequest, in showOptionParams) (showOptionResult, error) {

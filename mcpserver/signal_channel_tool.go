@@ -15,20 +15,20 @@ type signalChannelResult struct {
 	Signalled bool   `json:"signalled"`
 }
 
-func init() {
-	register(&typedTool[signalChannelParams, signalChannelResult]{toolSpec: toolSpec{
+func signalChannelTool() tool {
+	return &typedTool[signalChannelParams, signalChannelResult]{toolSpec: toolSpec{
 		name:    "signal_channel",
 		toolset: Execute,
 		title:   "Signal channel",
 		description: "Wakes every wait_for_channel on the channel; with none waiting, the next returns at once. " +
 			`Example: {"channel":"build-done"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"channel": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"channel": litValidated},
 		},
-	}, handle: (*server).signalChannel})
+	}, handle: (*server).signalChannel}
 }
 
 func (s *server) signalChannel(ctx context.Context, _ *mcp.CallToolRequest, in signalChannelParams) (signalChannelResult, error) {

@@ -40,20 +40,20 @@ type snapshotPaneResult struct {
 	Note string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[snapshotPaneParams, snapshotPaneResult]{toolSpec: toolSpec{
+func snapshotPaneTool() tool {
+	return &typedTool[snapshotPaneParams, snapshotPaneResult]{toolSpec: toolSpec{
 		name:    "snapshot_pane",
 		toolset: Inspect,
 		title:   "Snapshot pane",
-		description: "A pane's facts (command, path, title, mode, scroll position, cursor, size) and visible screen, read at one moment. " +
-			"For scrollback use capture_pane. " + `Example: {"paneId":"%3"}.`,
+		description: "A pane's facts (command, path, title, mode, cursor, size) and its screen, read at once. Scrollback: capture_pane. " +
+			`Example: {"paneId":"%3"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"terminal-content", "tmux-metadata"},
-			InputLiteralization: map[string]string{"paneId": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTerminalContent, OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"paneId": litValidated},
 		},
-	}, handle: (*server).snapshotPane})
+	}, handle: (*server).snapshotPane}
 }
 
 func (s *server) snapshotPane(ctx context.Context, _ *mcp.CallToolRequest, in snapshotPaneParams) (snapshotPaneResult, error) {

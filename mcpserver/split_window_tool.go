@@ -22,19 +22,20 @@ type splitWindowResult struct {
 	Height   int    `json:"height"`
 }
 
-func init() {
-	register(&typedTool[splitWindowParams, splitWindowResult]{toolSpec: toolSpec{
-		name:        "split_window",
-		toolset:     Manage,
-		title:       "Split pane",
-		description: `Splits a pane; the new pane runs a shell and does not take focus. Example: {"paneId":"%3","direction":"horizontal","size":30}.`,
+func splitWindowTool() tool {
+	return &typedTool[splitWindowParams, splitWindowResult]{toolSpec: toolSpec{
+		name:    "split_window",
+		toolset: Manage,
+		title:   "Split pane",
+		description: "Splits a pane; the new one runs a shell and does not take focus. " +
+			`Example: {"paneId":"%3","direction":"horizontal","size":30}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"startDirectory": litFormat},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"startDirectory": litFormat},
 		},
-	}, handle: (*server).splitWindow})
+	}, handle: (*server).splitWindow}
 }
 
 func (s *server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in splitWindowParams) (splitWindowResult, error) {

@@ -9,8 +9,8 @@ import (
 )
 
 type swapPaneParams struct {
-	PaneID       string `json:"paneId" jsonschema:"one pane (%3)"`
-	TargetPaneID string `json:"targetPaneId" jsonschema:"the pane it trades places with (%4)"`
+	PaneID       string `json:"paneId"`
+	TargetPaneID string `json:"targetPaneId" jsonschema:"the other pane"`
 }
 
 type swapPaneResult struct {
@@ -20,19 +20,20 @@ type swapPaneResult struct {
 	TargetWindowID string `json:"targetWindowId"`
 }
 
-func init() {
-	register(&typedTool[swapPaneParams, swapPaneResult]{toolSpec: toolSpec{
-		name:        "swap_pane",
-		toolset:     Manage,
-		title:       "Swap panes",
-		description: `Two panes trade places; ids and programs stay. Example: {"paneId":"%3","targetPaneId":"%4"}.`,
+func swapPaneTool() tool {
+	return &typedTool[swapPaneParams, swapPaneResult]{toolSpec: toolSpec{
+		name:    "swap_pane",
+		toolset: Manage,
+		title:   "Swap panes",
+		description: "Two panes trade places; ids and programs stay. " +
+			`Example: {"paneId":"%3","targetPaneId":"%4"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"change"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectChange},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).swapPane})
+	}, handle: (*server).swapPane}
 }
 
 func (s *server) swapPane(ctx context.Context, _ *mcp.CallToolRequest, in swapPaneParams) (swapPaneResult, error) {

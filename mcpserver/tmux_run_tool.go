@@ -6,9 +6,12 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/libtmux/libtmux-mcp/broker"
+	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/helper/job"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,15 +27,13 @@ var (
 	tmuxRunOutputSchema json.RawMessage
 )
 
-const tmuxRunDescription = "Run a POSIX sh script in a pane whose interactive zsh a person enrolled, without typing anything into the terminal, " +
-	"and get its exact exit status or signal with stdout and stderr kept separate. " +
-	"Use it instead of run_shell_command wherever list_panes shows enrollment \"enrolled\". " +
-	"The script runs in the shell's current directory with its exported environment and stdin closed; cd, export and functions do not persist. " +
-	"The shell must be idle at an empty prompt: otherwise the call answers shell_busy or not_at_prompt at once and nothing runs, ever. " +
-	"Outputs are limited (65536 bytes each by default, stdout_limit/stderr_limit up to 262144); going over stops the script and answers output_overflow. " +
-	"A nonzero exit or a signal is a completed run (ok:true). Errors keep the authorization receipt and say by delivery whether the script could have run. " +
-	"target.generation is serverGeneration from list_panes. " +
-	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test 2>&1 | tail -n 20"}.`
+const tmuxRunDescription = "Runs a POSIX sh script in a pane whose zsh a person enrolled, typing nothing into the terminal; answers its exact exit status or signal, with stdout and stderr apart. " +
+	"Prefer it to run_shell_command where list_panes shows enrollment \"enrolled\". " +
+	"The script gets the shell's directory and exported environment, stdin closed; cd and export do not persist. " +
+	"A shell not idle at an empty prompt answers shell_busy or not_at_prompt at once, and nothing runs, ever. " +
+	"Each output is capped (65536 bytes; stdout_limit, stderr_limit up to 262144): more stops the script, output_overflow. " +
+	"A nonzero exit or a signal is ok:true. Errors say by delivery whether the script could have run. target.generation: serverGeneration from list_panes. " +
+	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}.`
 
 // tmuxRunArgs are tmux_run's arguments as the contract names them.
 type tmuxRunArgs struct {
@@ -51,9 +52,9 @@ type Runner interface {
 	Run(ctx context.Context, req broker.Request) broker.Outcome
 }
 
-func init() {
+func tmuxRunTool() tool {
 	yes, no := true, false
-	register(&rawTool{toolSpec: toolSpec{
+	return &rawTool{toolSpec: toolSpec{
 		name:        "tmux_run",
 		blocks:      true,
 		toolset:     OptIn,
@@ -61,14 +62,14 @@ func init() {
 		description: tmuxRunDescription,
 		annotations: &mcp.ToolAnnotations{Title: "Run in an enrolled shell", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no},
 		capability: Capability{
-			ProcessReach:        "enrolled-shell",
-			Effects:             []string{"observe", "change", "delete"},
-			Outputs:             []string{"process-output"},
-			InputLiteralization: map[string]string{"script": "never-typed: sent to the helper over a private socket"},
+			ProcessReach:        ReachEnrolledShell,
+			Effects:             []Effect{EffectObserve, EffectChange, EffectDelete},
+			Outputs:             []Output{OutputProcessOutput},
+			InputLiteralization: map[string]Literalization{"script": litNotSent},
 		},
 		inputSchema:  tmuxRunInputSchema,
 		outputSchema: tmuxRunOutputSchema,
-	}, handle: (*server).tmuxRun})
+	}, handle: (*server).tmuxRun}
 }
 
 func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -88,6 +89,7 @@ func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			}
 			out = s.runner.Run(ctx, *breq)
 		}
+		out.Message = s.runNextStep(ctx, breq.Pane, out)
 	}
 	answer := runAnswer(breq, out)
 	text, err := encodeJSON(answer)
@@ -148,4 +150,46 @@ func (s *server) parseTmuxRun(raw json.RawMessage) (*broker.Request, broker.Outc
 		Pane: t.ID, Generation: t.Generation, Script: []byte(*args.Script),
 		StdoutLimit: outLimit, StderrLimit: errLimit,
 	}, broker.Outcome{}
+}
+
+// runNextStep is the message of a tmux_run refusal with the step that
+// helps in this case (package broker says what went wrong, in its own
+// words; which tool or signal helps is this package's to say).
+func (s *server) runNextStep(ctx context.Context, pane string, out broker.Outcome) string {
+	hup := fmt.Sprintf("whoever runs the server sends it SIGHUP (kill -HUP %d) for a fresh invitation, then a person sources the file it names in that pane's zsh", os.Getpid())
+	switch out.Code {
+	case broker.CodeEnrollmentLost:
+		if !strings.Contains(out.Message, "SIGHUP") && !strings.Contains(out.Message, "enroll another pane") {
+			return out.Message + "; " + hup
+		}
+		return out.Message
+	case broker.CodeNotEnrolled:
+	default:
+		return out.Message
+	}
+	state := enroll.StateNone
+	invites := false
+	if s.deps.Enrollments != nil {
+		_, state = s.deps.Enrollments.Lookup(pane)
+		invites = s.deps.Enrollments.Invites(pane)
+	}
+	switch {
+	case state == enroll.StateInvited:
+		return fmt.Sprintf("pane %s is invited but not enrolled yet: a person must run, in that pane's zsh, the source command the server printed on its stderr; then call again", pane)
+	case !s.paneExists(ctx, pane):
+		return fmt.Sprintf("there is no pane %s on this server; call list_panes: tmux_run runs in the panes whose enrollment is \"enrolled\"", pane)
+	case invites:
+		return fmt.Sprintf("the invitation for pane %s expired unused: %s", pane, hup)
+	}
+	return fmt.Sprintf("pane %s was never invited: tmux_run runs only in panes named with --enroll-pane when the server started; use a pane whose enrollment is \"enrolled\" in list_panes, or whoever runs the server restarts it with --enroll-pane %s=FILE", pane, pane)
+}
+
+// paneExists reports whether pane is on the server; true when tmux cannot
+// say.
+func (s *server) paneExists(ctx context.Context, pane string) bool {
+	if s.tmux == nil {
+		return true
+	}
+	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Panes: true})
+	return err != nil || slices.ContainsFunc(snap.Panes, func(p tmux.Pane) bool { return p.ID == pane })
 }

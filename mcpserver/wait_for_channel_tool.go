@@ -14,7 +14,7 @@ import (
 
 type waitForChannelParams struct {
 	Channel   string `json:"channel" jsonschema:"letters, digits, . _ - :"`
-	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 }
 
 type waitForChannelResult struct {
@@ -23,21 +23,21 @@ type waitForChannelResult struct {
 	Note               string `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[waitForChannelParams, waitForChannelResult]{toolSpec: toolSpec{
+func waitForChannelTool() tool {
+	return &typedTool[waitForChannelParams, waitForChannelResult]{toolSpec: toolSpec{
 		name:    "wait_for_channel",
 		blocks:  true,
 		toolset: Execute,
 		title:   "Wait for channel",
-		description: "Waits in tmux until the channel is signalled: append `; tmux wait-for -S NAME` to what you send. " +
+		description: "Waits until the channel is signalled: end what you send with `; tmux wait-for -S NAME`. " +
 			`Example: {"channel":"build-done","timeoutMs":60000}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"tmux-metadata"},
-			InputLiteralization: map[string]string{"channel": litValidated},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTmuxMetadata},
+			InputLiteralization: map[string]Literalization{"channel": litValidated},
 		},
-	}, handle: (*server).waitForChannel})
+	}, handle: (*server).waitForChannel}
 }
 
 var channelPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)

@@ -14,10 +14,10 @@ import (
 )
 
 type waitForTextParams struct {
-	PaneID    string `json:"paneId" jsonschema:"pane id (%3)"`
+	PaneID    string `json:"paneId"`
 	Pattern   string `json:"pattern" jsonschema:"text to wait for"`
 	Regex     bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
-	TimeoutMs *int64 `json:"timeoutMs,omitempty" jsonschema:"omitted = the ceiling"`
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 }
 
 type waitForTextResult struct {
@@ -30,21 +30,21 @@ type waitForTextResult struct {
 	Note               string   `json:"note,omitempty"`
 }
 
-func init() {
-	register(&typedTool[waitForTextParams, waitForTextResult]{toolSpec: toolSpec{
+func waitForTextTool() tool {
+	return &typedTool[waitForTextParams, waitForTextResult]{toolSpec: toolSpec{
 		name:    "wait_for_text",
 		blocks:  true,
 		toolset: Execute,
 		title:   "Wait for text",
-		description: "Waits until a pane shows the text, for output you did not start (your own commands: run_shell_command). " +
-			`Example: {"paneId":"%3","pattern":"listening on","timeoutMs":60000}.`,
+		description: "Waits until a pane shows the text, for output you did not start (yours: run_shell_command). " +
+			`Example: {"paneId":"%3","pattern":"listening on"}.`,
 		capability: Capability{
-			ProcessReach:        "none",
-			Effects:             []string{"observe"},
-			Outputs:             []string{"terminal-content"},
-			InputLiteralization: map[string]string{},
+			ProcessReach:        ReachNone,
+			Effects:             []Effect{EffectObserve},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{},
 		},
-	}, handle: (*server).waitForText})
+	}, handle: (*server).waitForText}
 }
 
 // lookOverlap is how many rows above the cursor a look reads again.

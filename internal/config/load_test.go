@@ -446,7 +446,7 @@ func TestLoadUsage(t *testing.T) {
 			t.Errorf("usage does not mention %s", k)
 		}
 	}
-	for _, s := range []string{"source FILE", "--enroll-pane %ID=FILE"} {
+	for _, s := range []string{"source FILE", "--enroll-pane %ID=FILE", "over stdio (stdout carries\nonly JSON-RPC) or, with --http, over Streamable HTTP"} {
 		if !strings.Contains(Usage(), s) {
 			t.Errorf("usage does not mention %q", s)
 		}

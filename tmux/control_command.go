@@ -1,0 +1,144 @@
+// Commands over a control connection: each is written with a sentinel,
+// and its %begin/%end blocks are filed under it in order (see control.go).
+
+package tmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Command sends one tmux command (args are quoted for tmux's parser, so each
+// arrives as one argument, spaces, quotes, # and ; included) and returns its
+// output, one "\n"-terminated line per line tmux printed. An %error answer is
+// a *Error with tmux's message in Stderr. ctx bounds the wait; a command
+// given up on stays queued in tmux and its answer is discarded.
+func (cc *Control) Command(ctx context.Context, args ...string) (string, error) {
+	line, err := commandLine(args)
+	if err != nil {
+		return "", err
+	}
+	p := &pendingCommand{args: args, reply: make(chan commandReply, 1)}
+
+	cc.wmu.Lock()
+	cc.qmu.Lock()
+	if cc.dead != nil || cc.closing.Load() {
+		err := cc.dead
+		cc.qmu.Unlock()
+		cc.wmu.Unlock()
+		if err == nil {
+			err = ErrControlClosed
+		}
+		return "", cc.commandError(args, err)
+	}
+	cc.seq++
+	p.token = fmt.Sprintf("%s-%d", cc.nonce, cc.seq)
+	cc.queue = append(cc.queue, p)
+	cc.qmu.Unlock()
+	// The sentinel is a separate line, so a failing command, which makes tmux
+	// skip the rest of its own line, cannot take the sentinel with it.
+	deadline, _ := ctx.Deadline()
+	cc.stdin.SetWriteDeadline(deadline)
+	n, werr := cc.stdin.WriteString(line + "\ndisplay-message -p " + p.token + "\n")
+	if werr != nil && n == 0 {
+		// Nothing reached tmux: take the command back (it is the newest).
+		cc.qmu.Lock()
+		if k := len(cc.queue) - 1; k >= 0 && cc.queue[k] == p {
+			cc.queue = cc.queue[:k]
+		}
+		cc.qmu.Unlock()
+		cc.wmu.Unlock()
+		if ctx.Err() != nil {
+			werr = fmt.Errorf("%w (tmux did not take the command)", ctx.Err())
+		} else if err := cc.Err(); err != nil {
+			werr = err
+		} else if cc.closing.Load() {
+			werr = ErrControlClosed
+		}
+		return "", cc.commandError(args, werr)
+	}
+	cc.wmu.Unlock()
+	if werr != nil {
+		// Part of the line reached tmux and would spoil the next command:
+		// end the connection; the reader fails this command with the reason.
+		cc.qmu.Lock()
+		if cc.cut == nil {
+			cc.cut = werr
+		}
+		cc.qmu.Unlock()
+		cc.kill()
+	}
+
+	select {
+	case r := <-p.reply:
+		return r.out, r.err
+	case <-ctx.Done():
+		select { // an answer already here wins over a ctx that just ended
+		case r := <-p.reply:
+			return r.out, r.err
+		default:
+		}
+		return "", cc.commandError(args, fmt.Errorf("%w (no answer over the tmux control connection)", ctx.Err()))
+	}
+}
+
+func (cc *Control) commandError(args []string, err error) error {
+	return &Error{Args: args, Err: err}
+}
+
+// NoOutput stops %output notifications for this client (refresh-client -f
+// no-output); other notifications keep coming.
+func (cc *Control) NoOutput(ctx context.Context) error {
+	_, err := cc.Command(ctx, "refresh-client", "-f", "no-output")
+	return err
+}
+
+// SubscribeFormat asks tmux to report format whenever its value changes,
+// as EventSubscriptionChanged events named name (refresh-client -B). what
+// is "" for the session, "%*" or "@*" for every pane or window, or one id
+// (%3, @2). tmux checks subscriptions about once a second. An empty format
+// removes the subscription.
+func (cc *Control) SubscribeFormat(ctx context.Context, name, what, format string) error {
+	if name == "" || strings.ContainsAny(name, ": ") {
+		return fmt.Errorf("subscription name %q must be non-empty, without ':' or spaces", name)
+	}
+	spec := name
+	if format != "" {
+		spec = name + ":" + what + ":" + format
+	}
+	_, err := cc.Command(ctx, "refresh-client", "-B", spec)
+	return err
+}
+
+// answer files a finished flags-1 block under the oldest pending command:
+// the block carrying only its sentinel token completes it, any other adds
+// output or an error.
+func (cc *Control) answer(lines []string, failed bool) {
+	cc.qmu.Lock()
+	defer cc.qmu.Unlock()
+	if len(cc.queue) == 0 {
+		return // not ours after all; nothing is waiting
+	}
+	p := cc.queue[0]
+	if !failed && len(lines) == 1 && lines[0] == p.token {
+		cc.queue[0] = nil
+		cc.queue = cc.queue[1:]
+		r := commandReply{out: p.out.String()}
+		if p.failed {
+			r.err = &Error{Args: p.args, Stderr: p.errOut.String(), Err: errors.New("tmux answered %error")}
+		}
+		p.reply <- r
+		return
+	}
+	w := &p.out
+	if failed {
+		p.failed = true
+		w = &p.errOut
+	}
+	for _, l := range lines {
+		w.WriteString(l)
+		w.WriteByte('\n')
+	}
+}

@@ -1,0 +1,67 @@
+// Notifications of a control connection, fanned out to subscribers.
+
+package tmux
+
+import (
+	"sync"
+)
+
+// subscriber is one consumer of events. Its channel has one slot more than
+// asked for, kept for the EventLost marker.
+type subscriber struct {
+	ch   chan Event
+	size int
+	lost int // dropped since the last marker was queued; under smu
+}
+
+// Subscribe returns a channel of every notification, in tmux's order, and a
+// function that ends the subscription (closing the channel). The channel is
+// closed when the connection ends. The reader never waits for a consumer:
+// when buf events are queued, later ones are dropped and one EventLost
+// marker (with the count) is queued behind them, so a consumer that falls
+// behind always learns it, and re-reads what it needs from tmux.
+func (cc *Control) Subscribe(buf int) (<-chan Event, func()) {
+	if buf < 1 {
+		buf = 1
+	}
+	s := &subscriber{ch: make(chan Event, buf+1), size: buf}
+	cc.smu.Lock()
+	if cc.subsClosed {
+		close(s.ch)
+	} else {
+		cc.subs[s] = struct{}{}
+	}
+	cc.smu.Unlock()
+	var once sync.Once
+	return s.ch, func() {
+		once.Do(func() {
+			cc.smu.Lock()
+			defer cc.smu.Unlock()
+			if _, ok := cc.subs[s]; ok {
+				delete(cc.subs, s)
+				close(s.ch)
+			}
+		})
+	}
+}
+
+// publish hands ev to every subscriber without blocking. Only the reader
+// sends, so a length check followed by a send cannot block.
+func (cc *Control) publish(ev Event) {
+	cc.smu.Lock()
+	defer cc.smu.Unlock()
+	for s := range cc.subs {
+		switch n := len(s.ch); {
+		case n < s.size:
+			s.ch <- ev
+		case n == s.size:
+			// The spare slot is free: queue the marker. Every dropped event
+			// is followed in the channel by a marker not yet read.
+			s.lost++
+			s.ch <- Event{Kind: EventLost, Lost: s.lost}
+			s.lost = 0
+		default:
+			s.lost++
+		}
+	}
+}
