@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
@@ -103,13 +104,23 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	return err
 }
 
+// drainTimeout bounds how long a shutdown waits for in-flight calls to be
+// answered after their handlers were told to stop.
+const drainTimeout = 5 * time.Second
+
+// answerAwaiter is a transport that knows which calls it read are still
+// unanswered (internal/stdio): the transport is the one owner of that
+// count, at stdin EOF and at shutdown alike.
+type answerAwaiter interface {
+	AwaitAnswers(ctx context.Context) error
+}
+
 // serveSession serves t until the client goes away or ctx ends. When ctx
 // ends, the handlers are stopped first (stopHandlers: a wait answers
-// cancelled) and the session is closed once their answers are written:
-// go-sdk writes nothing after its session starts closing.
+// cancelled) and the session is closed once the transport has written
+// their answers: go-sdk writes nothing after its session starts closing.
 func serveSession(ctx context.Context, srv *mcp.Server, t mcp.Transport, stopHandlers func()) error {
-	tracked := trackAnswers(t)
-	ss, err := srv.Connect(context.WithoutCancel(ctx), tracked, nil)
+	ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return err
 	}
@@ -120,7 +131,11 @@ func serveSession(ctx context.Context, srv *mcp.Server, t mcp.Transport, stopHan
 		return err
 	case <-ctx.Done():
 		stopHandlers()
-		tracked.wait(drainTimeout)
+		if aw, ok := t.(answerAwaiter); ok {
+			wctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+			aw.AwaitAnswers(wctx)
+			cancel()
+		}
 		ss.Close()
 		<-ended
 		return ctx.Err()

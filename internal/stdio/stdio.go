@@ -14,7 +14,15 @@
 // marks with CancelAtEOF (waits, runs) are cancelled at once, as a client's
 // notifications/cancelled would, and answer what they observed; the others
 // have Grace to answer on their own before they are cancelled too; after
-// Drain the reader ends regardless.
+// Drain the reader ends regardless. The same accounting serves a shutdown
+// (AwaitAnswers): the transport is the one owner of "every call read has
+// been answered".
+//
+// A call the client itself cancelled (notifications/cancelled) is owed no
+// answer, by the protocol: it counts as answered when the cancellation is
+// read, and the answer go-sdk still writes for it afterwards is dropped.
+// A cancellation this transport sends itself at EOF is different: that call
+// still answers what it observed.
 //
 // The package knows nothing about tools or tmux; batches are refused rather
 // than supported.
@@ -66,10 +74,27 @@ type Transport struct {
 
 	// Logger receives a warning for every refused frame; none when nil.
 	Logger *slog.Logger
+
+	conn *conn // set by Connect
+}
+
+// AwaitAnswers returns once every call read so far has been answered (a
+// call the client cancelled needs no answer), or ctx ended, or the
+// connection closed. A server calls it at shutdown after telling its
+// handlers to stop and before closing the session: go-sdk writes nothing
+// once its session is closing.
+func (t *Transport) AwaitAnswers(ctx context.Context) error {
+	if t.conn == nil {
+		return nil
+	}
+	return t.conn.awaitAnswers(ctx.Done())
 }
 
 // Connect implements mcp.Transport. Call it once.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	if t.conn != nil {
+		return nil, errors.New("stdio: Transport.Connect called twice; a Transport serves one session")
+	}
 	c := &conn{
 		in:       t.In,
 		out:      t.Out,
@@ -82,8 +107,10 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		readDone: make(chan struct{}),
 		pending:  map[jsonrpc.ID]*inflight{},
+		settled:  map[jsonrpc.ID]int{},
 		changed:  make(chan struct{}),
 	}
+	t.conn = c
 	if c.in == nil {
 		c.in = os.Stdin
 	}
@@ -129,8 +156,9 @@ type conn struct {
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*inflight
-	total   int           // requests read and not answered (ids can repeat)
-	changed chan struct{} // closed and replaced whenever total drops
+	settled map[jsonrpc.ID]int // answers owed to nobody: calls the client cancelled, still running
+	total   int                // requests read and not answered (ids can repeat)
+	changed chan struct{}      // closed and replaced whenever total drops
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -170,20 +198,59 @@ func (c *conn) track(req *jsonrpc.Request) {
 	c.total++
 }
 
-// answered records a response written for id.
-func (c *conn) answered(id jsonrpc.ID) {
+// answered records a response for id and reports whether it is to be
+// written: an answer to a call the client cancelled is not.
+func (c *conn) answered(id jsonrpc.ID) (write bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.total == 0 {
-		return
+	if n := c.settled[id]; n > 0 {
+		if n == 1 {
+			delete(c.settled, id)
+		} else {
+			c.settled[id] = n - 1
+		}
+		return false
 	}
 	if p := c.pending[id]; p != nil {
 		if p.n--; p.n == 0 {
 			delete(c.pending, id)
 		}
+	} else if id.IsValid() || c.total == 0 {
+		return true // not a call this transport read
 	}
-	// A response without a known id (the SDK's answer to a duplicate id)
-	// still answers one request.
+	// A response without an id (the SDK's answer to a duplicate id) still
+	// answers one request.
+	c.dropOne()
+	return true
+}
+
+// clientCancelled settles a call the client cancelled: no answer is owed.
+func (c *conn) clientCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pend := c.pending[id]
+	if pend == nil {
+		return // answered already, or never read
+	}
+	if pend.n--; pend.n == 0 {
+		delete(c.pending, id)
+	}
+	c.settled[id]++
+	c.dropOne()
+}
+
+// dropOne counts one request answered; c.mu is held.
+func (c *conn) dropOne() {
 	c.total--
 	close(c.changed)
 	c.changed = make(chan struct{})
@@ -198,13 +265,10 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode a JSON-RPC message: %w", err)
 	}
-	if err := c.writeLine(data); err != nil {
-		return err
+	if resp, ok := msg.(*jsonrpc.Response); ok && !c.answered(resp.ID) {
+		return nil
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.answered(resp.ID)
-	}
-	return nil
+	return c.writeLine(data)
 }
 
 func (c *conn) writeLine(data []byte) error {
@@ -245,8 +309,13 @@ func (c *conn) readLoop() {
 		if tooLong {
 			c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("frame longer than %d bytes; send smaller messages", c.max), "")
 		} else if len(bytes.TrimSpace(frame)) > 0 {
-			if msg := c.decode(frame); msg != nil && !c.deliver(msg) {
-				return
+			if msg := c.decode(frame); msg != nil {
+				if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/cancelled" && !req.IsCall() {
+					c.clientCancelled(req.Params)
+				}
+				if !c.deliver(msg) {
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -405,31 +474,54 @@ func (c *conn) refuse(id json.RawMessage, code int64, message, frame string) {
 // answered: urgent ones are cancelled at once, the rest after the grace;
 // it gives up after the drain bound or when the connection closes.
 func (c *conn) drainAfterEOF() {
-	drain := time.NewTimer(c.drain)
-	defer drain.Stop()
-	grace := time.NewTimer(c.grace)
-	defer grace.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), c.drain)
+	defer cancel()
 	cancelled := map[jsonrpc.ID]bool{}
 	c.cancel(cancelled, true)
+	graceDone := make(chan struct{})
+	grace := time.AfterFunc(c.grace, func() {
+		defer close(graceDone)
+		c.cancel(cancelled, false)
+	})
+	if errors.Is(c.awaitAnswers(ctx.Done()), errDeadline) {
+		c.mu.Lock()
+		total := c.total
+		c.mu.Unlock()
+		c.log.Warn("stdin closed; gave up waiting for answers", slog.Int("unanswered", total))
+	}
+	if !grace.Stop() {
+		<-graceDone // its cancellations are delivered before reading ends
+	}
+}
+
+// awaitAnswers returns nil once every call read so far is answered,
+// errDeadline when stop is closed first, mcp.ErrConnectionClosed when the
+// connection closes first.
+func (c *conn) awaitAnswers(stop <-chan struct{}) error {
 	for {
 		c.mu.Lock()
 		total, changed := c.total, c.changed
 		c.mu.Unlock()
-		if total == 0 {
-			return
+		if total <= 0 {
+			return nil
 		}
 		select {
 		case <-changed:
-		case <-grace.C:
-			c.cancel(cancelled, false)
-		case <-drain.C:
-			c.log.Warn("stdin closed; gave up waiting for answers", slog.Int("unanswered", total))
-			return
+		case <-stop:
+			return errDeadline
 		case <-c.closed:
-			return
+			c.mu.Lock()
+			total = c.total
+			c.mu.Unlock()
+			if total <= 0 {
+				return nil
+			}
+			return mcp.ErrConnectionClosed
 		}
 	}
 }
+
+var errDeadline = errors.New("stdio: gave up waiting for answers")
 
 // cancel delivers notifications/cancelled for the pending requests (only
 // the urgent ones when onlyUrgent), each id once.

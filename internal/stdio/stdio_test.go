@@ -291,3 +291,56 @@ func mustJSON(v any) string {
 	enc.Encode(v)
 	return b.String()
 }
+
+// TestClientCancelNeedsNoAnswer: a call the client cancels is owed no
+// answer. None is written (the ping after it is the next line), stdin EOF
+// does not wait for it (Grace and Drain are an hour), and AwaitAnswers
+// returns at once.
+func TestClientCancelNeedsNoAnswer(t *testing.T) {
+	tr := &Transport{Grace: time.Hour, Drain: time.Hour}
+	s := serve(t, tr)
+	s.handshake()
+	s.send(call("w", "wait", `{}`))
+	s.waitStarted()
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"test"}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if err := tr.AwaitAnswers(ctx); err != nil {
+		t.Errorf("AwaitAnswers after the client cancelled its only call: %v", err)
+	}
+	s.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := s.next(); m["id"] != "p" {
+		t.Errorf("after the cancellation, the next line is %v; want the ping's answer (a cancelled call gets none)", m)
+	}
+	s.in.Close()
+	s.end()
+}
+
+// TestAwaitAnswers returns once the call in flight is answered, and not
+// before.
+func TestAwaitAnswers(t *testing.T) {
+	tr := &Transport{}
+	s := serve(t, tr)
+	s.handshake()
+	s.send(call("w", "wait", `{}`))
+	s.waitStarted()
+	short, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := tr.AwaitAnswers(short); err == nil {
+		t.Error("AwaitAnswers returned nil with a call in flight")
+	}
+	// The server cancels it itself (as serve does at shutdown, through its handlers' context).
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other"}}`)
+	s.in.Close() // EOF cancels nothing urgent; the grace (2 s) then cancels the wait
+	ctx, cancel2 := context.WithTimeout(context.Background(), deadline)
+	defer cancel2()
+	done := make(chan error, 1)
+	go func() { done <- tr.AwaitAnswers(ctx) }()
+	if m := s.next(); m["id"] != "w" {
+		t.Errorf("the wait answered %v", m)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("AwaitAnswers after the answer: %v", err)
+	}
+	s.end()
+}
