@@ -16,6 +16,19 @@ import (
 // DefaultTimeout bounds each tmux invocation when the client is given none.
 const DefaultTimeout = 30 * time.Second
 
+// killGrace is how long a tmux client has to exit after SIGTERM at its
+// deadline before it is killed.
+const killGrace = 50 * time.Millisecond
+
+// fdLimit describes this process's open-file limit.
+func fdLimit() string {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return "the process is out of file descriptors"
+	}
+	return fmt.Sprintf("the process has reached its limit of %d open files", lim.Cur)
+}
+
 // Client runs tmux commands against one pinned server.
 type Client struct {
 	route   Route
@@ -119,15 +132,21 @@ func (c *Client) run(ctx context.Context, timeout time.Duration, pre, args []str
 	cmd.Env = c.env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A tmux client that ignores SIGTERM is killed after a short grace so a
-	// deadline always returns.
+	// TERM first; a tmux client still there killGrace later is stuck on a
+	// server that does not answer (a stopped server: its client ignores
+	// TERM until the server replies) and has nothing to flush, so KILL.
+	// The grace is short so the deadline holds: it was 2 s, and a 30 s
+	// deadline ended after 32 s.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 2 * time.Second
+	cmd.WaitDelay = killGrace
 	c.calls.Add(1)
 	err := cmd.Run()
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (tmux did not answer within %s)", ctx.Err(), timeout)
+		}
+		if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+			err = fmt.Errorf("%w (%s); finish or cancel some waits and runs, or raise the limit (ulimit -n) before starting libtmux-mcp", err, fdLimit())
 		}
 		return stdout.Bytes(), &Error{Args: argv, Stderr: stderr.String(), Err: err}
 	}
