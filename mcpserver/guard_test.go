@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -156,4 +157,31 @@ func mustText(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// TestCaptureReadsOnlyWhatTheBudgetReturns: a 100,000-line range over a
+// pane with 3,000 lines of history returns the newest 200 lines and asks
+// tmux for a few hundred rows, not the range (the note counts the rows
+// never read).
+func TestCaptureReadsOnlyWhatTheBudgetReturns(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("long", "sh")
+	ts.Type(pane, "clear; seq 1 3000; echo END", true)
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\nEND") })
+	cs := connect(t, ts, Deps{})
+	var cap capturePaneResult
+	call(t, cs, "capture_pane", map[string]any{"paneId": pane, "start": -100000}, &cap)
+	if len(cap.Lines) != DefaultMaxResultLines || !slices.Contains(cap.Lines, "3000") {
+		t.Fatalf("got %d lines ending %q; want the newest %d", len(cap.Lines), cap.Lines[max(0, len(cap.Lines)-3):], DefaultMaxResultLines)
+	}
+	var notRead int
+	if _, err := fmt.Sscanf(cap.Note[strings.Index(cap.Note, "the oldest "):], "the oldest %d rows", &notRead); err != nil {
+		t.Fatalf("note %q does not count the rows not read", cap.Note)
+	}
+	if notRead < 99000 {
+		t.Errorf("%d rows of 100,000 were not read; want all but a few hundred", notRead)
+	}
+	if cap.DroppedLines < 100000-1000 {
+		t.Errorf("droppedLines = %d; want the rows not read counted", cap.DroppedLines)
+	}
 }
