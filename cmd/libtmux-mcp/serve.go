@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
+	"github.com/libtmux/libtmux-mcp/internal/frame"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,6 +64,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 			WaitMax:        cfg.WaitMax,
 			Live:           cfg.Live,
 			Attended:       cfg.Attended,
+			MaxBlocking:    cfg.MaxBlocking,
 		},
 		Log: log,
 	}
@@ -92,6 +94,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	}
 
 	srv := mcpserver.New(life, deps)
+	srv.AddReceivingMiddleware(frame.EncodableErrors(log))
 	fmt.Fprintln(stderr, startupLine(cfg, startup, sel))
 	err = run(ctx, srv, stop)
 	// Handlers end with life; runs in flight stop their scripts before the

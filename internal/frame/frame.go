@@ -10,14 +10,17 @@
 // refusal names the id whenever the frame had one a client can match, so
 // a valid id in an otherwise invalid envelope is answered with that id.
 //
-// It also gives memory back after large frames (Relief). It knows nothing
-// about MCP methods or tools.
+// It also gives memory back after large frames (Relief), and keeps error
+// answers encodable (EncodableErrors). It knows nothing about tools.
 package frame
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -26,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // DefaultMax is the default bound of one inbound frame, in bytes, on every
@@ -223,5 +227,26 @@ func (r *Relief) Saw(n int) {
 	r.timers = r.timers[:0]
 	for _, d := range reliefAfter {
 		r.timers = append(r.timers, time.AfterFunc(d, debug.FreeOSMemory))
+	}
+}
+
+// EncodableErrors is server middleware that keeps every error answer
+// encodable: go-sdk builds some error data with Go's %q (a resources/read
+// of a URI with a control character), which is not JSON, and an answer
+// that cannot be encoded breaks the whole session over Streamable HTTP.
+// Such an error becomes a JSON-RPC internal error, logged once.
+func EncodableErrors(log *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			var jerr *jsonrpc.Error
+			if errors.As(err, &jerr) && len(jerr.Data) > 0 && !json.Valid(jerr.Data) {
+				log.Error("an error answer could not be encoded; answered an internal error instead",
+					slog.String("method", method), slog.String("data", Quote(string(jerr.Data), 200)))
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+					Message: "internal error: the answer could not be encoded as JSON (" + Quote(jerr.Message, 200) + "); this is a bug in libtmux-mcp or go-sdk, please report the request"}
+			}
+			return res, err
+		}
 	}
 }
