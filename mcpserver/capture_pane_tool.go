@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
@@ -41,15 +42,53 @@ func (s *server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 	if err := checkID("pane", in.PaneID); err != nil {
 		return capturePaneResult{}, err
 	}
-	out, err := s.tmux.Capture(ctx, in.PaneID, tmux.CaptureOptions{Start: in.Start, End: in.End, JoinWrapped: in.JoinWrapped})
-	if err != nil {
-		return capturePaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
+	// Ask tmux only for the rows the budget can return: the newest rows of
+	// the range, widened only while they do not fill the budget (a
+	// 100,000-line range reads a few hundred rows, not 100,000).
+	opt := tmux.CaptureOptions{Start: in.Start, End: in.End, JoinWrapped: in.JoinWrapped}
+	var t trimmed
+	skipped := 0
+	for window := s.budget.lines + 1; ; window *= 4 {
+		o := opt
+		skipped = 0
+		if lo, ok := captureWindow(in.Start, in.End, window); ok {
+			o.Start, skipped = &lo, lo-*in.Start
+		}
+		out, err := s.tmux.Capture(ctx, in.PaneID, o)
+		if err != nil {
+			return capturePaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
+		}
+		t = s.budget.keepNewest(splitCapture(out))
+		if skipped == 0 || t.DroppedLines > 0 || t.DroppedChars > 0 {
+			break // the whole range was read, or older rows would be dropped anyway
+		}
 	}
-	res := capturePaneResult{PaneID: in.PaneID, trimmed: s.budget.keepNewest(splitCapture(out))}
-	if res.DroppedLines > 0 || res.DroppedChars > 0 {
+	t.DroppedLines += skipped
+	res := capturePaneResult{PaneID: in.PaneID, trimmed: t}
+	switch {
+	case skipped > 0:
+		res.Note = fmt.Sprintf("older text was left out to stay within the read budget; the oldest %d rows of the range were not read, so droppedChars does not count them; narrow start/end to read them", skipped)
+	case res.DroppedLines > 0 || res.DroppedChars > 0:
 		res.Note = "older text was left out to stay within the read budget; narrow start/end to read it"
 	}
 	return res, nil
+}
+
+// captureWindow is the first row of the newest window rows of the range
+// start..end (nil end: the bottom of the screen, which is always read
+// whole), and false when the window holds the whole range.
+func captureWindow(start, end *int, window int) (int, bool) {
+	if start == nil {
+		return 0, false // from the top of the screen: the screen only
+	}
+	lo := -window // window rows of scrollback above the screen
+	if end != nil && *end < 0 {
+		lo = *end - window + 1
+	}
+	if lo <= *start {
+		return 0, false
+	}
+	return lo, true
 }
 
 // splitCapture splits capture-pane output into lines without the blank

@@ -58,6 +58,7 @@ type Limits struct {
 	WaitMax        time.Duration // wait ceiling; DefaultWaitMax when 0
 	Live           bool          // control-mode connections allowed
 	Attended       string        // typing (when empty), watched or ignore
+	MaxBlocking    int           // blocking calls in flight; DefaultMaxBlocking when 0
 }
 
 // Enrollments reports a pane's tmux_run enrollment.
@@ -81,6 +82,8 @@ type server struct {
 	runner Runner
 	live   *live.Pool // nil when control mode is forbidden
 	typed  *typedLog  // recent input, discounted by wait_for_text
+	// blocking holds a token per blocking call in flight (see guard).
+	blocking chan struct{}
 }
 
 // New returns the MCP server for d, with the selected tools registered. It
@@ -104,6 +107,8 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		runner: d.Runner,
 		live:   d.Live,
 		typed:  &typedLog{},
+
+		blocking: make(chan struct{}, d.Limits.MaxBlocking),
 	}
 	if s.live == nil && d.Limits.Live && d.Tmux != nil {
 		s.live = NewLivePool(d.Tmux)
@@ -116,6 +121,7 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		Instructions: instructions,
 		Logger:       d.Log,
 	})
+	s.mcp.AddReceivingMiddleware(s.guard)
 	s.addTools()
 	s.addCapabilities()
 	return s.mcp
@@ -151,6 +157,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Attended == "" {
 		l.Attended = "typing"
+	}
+	if l.MaxBlocking <= 0 {
+		l.MaxBlocking = DefaultMaxBlocking
 	}
 	return l
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,6 +16,23 @@ import (
 
 // DefaultTimeout bounds each tmux invocation when the client is given none.
 const DefaultTimeout = 30 * time.Second
+
+// killGrace is how long a tmux client has to exit after SIGTERM at its
+// deadline before it is killed; ioGrace bounds the reading of its output
+// once it has exited (or been killed), in case a descendant holds a pipe.
+const (
+	killGrace = 50 * time.Millisecond
+	ioGrace   = 2 * time.Second
+)
+
+// fdLimit describes this process's open-file limit.
+func fdLimit() string {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return "the process is out of file descriptors"
+	}
+	return fmt.Sprintf("the process has reached its limit of %d open files", lim.Cur)
+}
 
 // Client runs tmux commands against one pinned server.
 type Client struct {
@@ -110,26 +128,82 @@ func (c *Client) RunConfig(ctx context.Context, config string, args ...string) (
 
 // run is the one place a tmux process starts: the socket is pinned, the
 // locale is UTF-8, stderr is kept apart for the error, and the deadline
-// ends it (TERM, then KILL after a grace).
+// ends it (TERM, then KILL after killGrace).
+//
+// The output is read through pipes of our own rather than os/exec's: a
+// tmux client hands its stdout and stderr to the server, so a server that
+// does not answer keeps them open after the client is gone, and only
+// abandoning the pipes lets the deadline hold. os/exec's WaitDelay would
+// abandon them at the same delay after a normal exit too, where reading
+// the output can take longer under load.
 func (c *Client) run(ctx context.Context, timeout time.Duration, pre, args []string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	argv := append(append(append([]string{"-u"}, c.route.socketArgs()...), pre...), args...)
-	cmd := exec.CommandContext(ctx, c.route.bin(), argv...)
-	cmd.Env = c.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A tmux client that ignores SIGTERM is killed after a short grace so a
-	// deadline always returns.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 2 * time.Second
-	c.calls.Add(1)
-	err := cmd.Run()
-	if err != nil {
+	fail := func(stdout, stderr []byte, err error) ([]byte, error) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (tmux did not answer within %s)", ctx.Err(), timeout)
 		}
-		return stdout.Bytes(), &Error{Args: argv, Stderr: stderr.String(), Err: err}
+		if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+			err = fmt.Errorf("%w (%s); finish or cancel some waits and runs, or raise the limit (ulimit -n) before starting libtmux-mcp", err, fdLimit())
+		}
+		return stdout, &Error{Args: argv, Stderr: string(stderr), Err: err}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(nil, nil, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return fail(nil, nil, err)
+	}
+	cmd := exec.CommandContext(ctx, c.route.bin(), argv...)
+	cmd.Env = c.env
+	cmd.Stdout, cmd.Stderr = outW, errW
+	// TERM at the deadline; a client still there killGrace later is stuck
+	// on a server that does not answer (a stopped server: its client
+	// ignores TERM until the server replies) and has nothing to flush.
+	cmd.Cancel = func() error {
+		time.AfterFunc(killGrace, func() { cmd.Process.Kill() })
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
+	c.calls.Add(1)
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return fail(nil, nil, err)
+	}
+	var stdout, stderr bytes.Buffer
+	read := make(chan struct{}, 2)
+	go func() { io.Copy(&stdout, outR); read <- struct{}{} }()
+	go func() { io.Copy(&stderr, errR); read <- struct{}{} }()
+	err = cmd.Wait()
+	grace := ioGrace
+	if ctx.Err() != nil {
+		grace = killGrace
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	for pending := 2; pending > 0; pending-- {
+		select {
+		case <-read:
+		case <-timer.C:
+			// Still held open (by the server, or a descendant): stop
+			// reading what is left.
+			outR.Close()
+			errR.Close()
+			<-read
+		}
+	}
+	outR.Close()
+	errR.Close()
+	if err != nil {
+		return fail(stdout.Bytes(), stderr.Bytes(), err)
 	}
 	return stdout.Bytes(), nil
 }

@@ -26,10 +26,16 @@ func serveHTTP(ctx context.Context, cfg config.Config) int {
 		told = "token " + token
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	err = serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, _ func()) error {
+	err = serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error {
 		fmt.Fprintf(os.Stderr, "libtmux-mcp: Streamable HTTP at http://%s%s; send Authorization: Bearer with %s\n",
 			ln.Addr(), httpserve.Path, told)
-		return httpserve.Serve(ctx, ln, token, srv, log)
+		return httpserve.Serve(ctx, ln, token, srv, httpserve.Options{
+			MaxFrame:     cfg.MaxFrame,
+			SessionIdle:  cfg.SessionIdle,
+			MaxSessions:  cfg.MaxSessions,
+			StopHandlers: stopHandlers,
+			Logger:       log,
+		})
 	}, os.Stderr)
 	if err != nil {
 		fail(err)

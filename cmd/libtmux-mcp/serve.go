@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
+	"github.com/libtmux/libtmux-mcp/internal/frame"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,6 +64,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 			WaitMax:        cfg.WaitMax,
 			Live:           cfg.Live,
 			Attended:       cfg.Attended,
+			MaxBlocking:    cfg.MaxBlocking,
 		},
 		Log: log,
 	}
@@ -91,6 +94,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	}
 
 	srv := mcpserver.New(life, deps)
+	srv.AddReceivingMiddleware(frame.EncodableErrors(log))
 	fmt.Fprintln(stderr, startupLine(cfg, startup, sel))
 	err = run(ctx, srv, stop)
 	// Handlers end with life; runs in flight stop their scripts before the
@@ -103,13 +107,23 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	return err
 }
 
+// drainTimeout bounds how long a shutdown waits for in-flight calls to be
+// answered after their handlers were told to stop.
+const drainTimeout = 5 * time.Second
+
+// answerAwaiter is a transport that knows which calls it read are still
+// unanswered (internal/stdio): the transport is the one owner of that
+// count, at stdin EOF and at shutdown alike.
+type answerAwaiter interface {
+	AwaitAnswers(ctx context.Context) error
+}
+
 // serveSession serves t until the client goes away or ctx ends. When ctx
 // ends, the handlers are stopped first (stopHandlers: a wait answers
-// cancelled) and the session is closed once their answers are written:
-// go-sdk writes nothing after its session starts closing.
+// cancelled) and the session is closed once the transport has written
+// their answers: go-sdk writes nothing after its session starts closing.
 func serveSession(ctx context.Context, srv *mcp.Server, t mcp.Transport, stopHandlers func()) error {
-	tracked := trackAnswers(t)
-	ss, err := srv.Connect(context.WithoutCancel(ctx), tracked, nil)
+	ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return err
 	}
@@ -120,7 +134,11 @@ func serveSession(ctx context.Context, srv *mcp.Server, t mcp.Transport, stopHan
 		return err
 	case <-ctx.Done():
 		stopHandlers()
-		tracked.wait(drainTimeout)
+		if aw, ok := t.(answerAwaiter); ok {
+			wctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+			aw.AwaitAnswers(wctx)
+			cancel()
+		}
 		ss.Close()
 		<-ended
 		return ctx.Err()

@@ -15,6 +15,7 @@ import (
 // their client by minutes): those it cancels at once.
 func stdioTransport(cfg config.Config) *stdio.Transport {
 	return &stdio.Transport{
+		MaxFrame:    cfg.MaxFrame,
 		CancelAtEOF: stdio.CancelTools(mcpserver.BlockingTools()...),
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})),
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/frame"
+	"github.com/libtmux/libtmux-mcp/internal/httpserve"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
@@ -23,6 +25,11 @@ const (
 	DefaultEnrollTimeout  = 60 * time.Second
 	MaxEnrollTimeout      = 300 * time.Second
 	DefaultShellAnswer    = 2 * time.Second
+	DefaultMaxFrame       = frame.DefaultMax
+	MaxMaxFrame           = 64 << 20
+	DefaultMaxBlocking    = mcpserver.DefaultMaxBlocking
+	DefaultSessionIdle    = httpserve.DefaultSessionIdle
+	DefaultMaxSessions    = httpserve.DefaultMaxSessions
 )
 
 // Config is everything the program needs, resolved from flags and
@@ -56,6 +63,16 @@ type Config struct {
 	// TMUX_PANE; empty when not inside tmux.
 	CallerTMUX string
 	CallerPane string
+
+	// MaxFrame bounds one inbound JSON-RPC frame in bytes, on stdio and
+	// HTTP alike, checked before it is decoded.
+	MaxFrame int
+	// MaxBlocking caps the blocking calls (waits, runs) in flight.
+	MaxBlocking int
+	// SessionIdle is how long an HTTP session may go without a request
+	// before it is closed; MaxSessions caps the live HTTP sessions.
+	SessionIdle time.Duration
+	MaxSessions int
 
 	LogLevel slog.Level
 	HTTPAddr string // --http: a loopback HOST:PORT; empty serves stdio
@@ -94,6 +111,18 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ShellAnswer <= 0 {
 		c.ShellAnswer = DefaultShellAnswer
+	}
+	if c.MaxFrame <= 0 {
+		c.MaxFrame = DefaultMaxFrame
+	}
+	if c.MaxBlocking <= 0 {
+		c.MaxBlocking = DefaultMaxBlocking
+	}
+	if c.SessionIdle <= 0 {
+		c.SessionIdle = DefaultSessionIdle
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
 	}
 	return c
 }

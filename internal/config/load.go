@@ -439,6 +439,7 @@ func (l *configLoader) limits(cfg *Config) error {
 		{"LIBTMUX_MCP_WAIT_MAX_MS", &cfg.WaitMax, MaxWaitMax},
 		{"LIBTMUX_MCP_COMMAND_TIMEOUT_MS", &cfg.CommandTimeout, 0},
 		{"LIBTMUX_MCP_SHELL_ANSWER_MS", &cfg.ShellAnswer, 0},
+		{"LIBTMUX_MCP_HTTP_SESSION_IDLE_MS", &cfg.SessionIdle, 0},
 	}
 	for _, m := range ms {
 		n, ok, err := l.positive(m.env)
@@ -456,15 +457,32 @@ func (l *configLoader) limits(cfg *Config) error {
 		}
 		*m.dst = time.Duration(n) * time.Millisecond
 	}
-	n, ok, err := l.positive("LIBTMUX_MCP_MAX_RESULT_LINES")
-	if err != nil {
-		return err
+	counts := []struct {
+		env      string
+		dst      *int
+		min, max int64
+		unit     string
+	}{
+		{"LIBTMUX_MCP_MAX_RESULT_LINES", &cfg.MaxResultLines, 1, math.MaxInt32, "line count"},
+		{"LIBTMUX_MCP_MAX_FRAME_BYTES", &cfg.MaxFrame, 4096, MaxMaxFrame, "number of bytes"},
+		{"LIBTMUX_MCP_MAX_BLOCKING", &cfg.MaxBlocking, 1, 100000, "number of calls"},
+		{"LIBTMUX_MCP_HTTP_MAX_SESSIONS", &cfg.MaxSessions, 1, 100000, "number of sessions"},
 	}
-	if ok {
-		if n > math.MaxInt32 {
-			return fmt.Errorf("LIBTMUX_MCP_MAX_RESULT_LINES=%d is too large; give a smaller line count", n)
+	for _, c := range counts {
+		n, ok, err := l.positive(c.env)
+		if err != nil {
+			return err
 		}
-		cfg.MaxResultLines = int(n)
+		if !ok {
+			continue
+		}
+		if n > c.max {
+			return fmt.Errorf("%s=%d is too large; give a smaller %s, at most %d", c.env, n, c.unit, c.max)
+		}
+		if n < c.min {
+			return fmt.Errorf("%s=%d is too small; give at least %d", c.env, n, c.min)
+		}
+		*c.dst = int(n)
 	}
 
 	if v, ok := l.env("LIBTMUX_MCP_LIVE"); ok {

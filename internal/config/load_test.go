@@ -149,11 +149,18 @@ func TestLoad(t *testing.T) {
 				"LIBTMUX_MCP_WAIT_MAX_MS": "120000", "LIBTMUX_MCP_COMMAND_TIMEOUT_MS": "5000",
 				"LIBTMUX_MCP_MAX_RESULT_LINES": "50", "LIBTMUX_MCP_LIVE": "0",
 				"LIBTMUX_MCP_ATTENDED": "watched", "LIBTMUX_MCP_SHELL_ANSWER_MS": "20000",
+				"LIBTMUX_MCP_MAX_FRAME_BYTES": "65536", "LIBTMUX_MCP_MAX_BLOCKING": "300",
+				"LIBTMUX_MCP_HTTP_SESSION_IDLE_MS": "60000", "LIBTMUX_MCP_HTTP_MAX_SESSIONS": "4",
 			},
 			want: func(c *Config) {
 				c.WaitMax, c.CommandTimeout, c.MaxResultLines = 120*time.Second, 5*time.Second, 50
 				c.Live, c.Attended, c.ShellAnswer = false, "watched", 20*time.Second
+				c.MaxFrame, c.MaxBlocking, c.SessionIdle, c.MaxSessions = 65536, 300, time.Minute, 4
 			}},
+		{name: "frame over the ceiling", why: "LIBTMUX_MCP_MAX_FRAME_BYTES is at most 64 MiB",
+			env: map[string]string{"LIBTMUX_MCP_MAX_FRAME_BYTES": "67108865"}, errHas: []string{"LIBTMUX_MCP_MAX_FRAME_BYTES", "too large"}},
+		{name: "frame too small", why: "a frame under 4096 bytes could not carry initialize",
+			env: map[string]string{"LIBTMUX_MCP_MAX_FRAME_BYTES": "100"}, errHas: []string{"LIBTMUX_MCP_MAX_FRAME_BYTES", "at least 4096"}},
 		{name: "live one", why: "LIBTMUX_MCP_LIVE=1 allows control mode",
 			env: map[string]string{"LIBTMUX_MCP_LIVE": "1"}, want: func(c *Config) {}},
 		{name: "attended ignore", why: "ignore is a mode",

@@ -25,15 +25,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/frame"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Path is where the MCP endpoint is served.
 const Path = "/mcp"
 
-// shutdownGrace bounds how long open streams may take to finish when the
-// server stops; then connections are closed.
-const shutdownGrace = 2 * time.Second
+// shutdownGrace bounds how long the calls in flight may take to answer
+// when the server stops; then connections are closed.
+const shutdownGrace = 5 * time.Second
 
 // CheckAddr accepts HOST:PORT where HOST is a loopback IP (127.0.0.0/8,
 // ::1) or localhost, and PORT a number (0 picks a free port).
@@ -86,13 +87,69 @@ func NewToken() string {
 	return hex.EncodeToString(b)
 }
 
-// Handler serves srv at Path behind the loopback and token checks.
-func Handler(srv *mcp.Server, token string, log *slog.Logger) http.Handler {
+// Limits of the HTTP transport.
+const (
+	// DefaultSessionIdle is how long a session may go without a request
+	// before it is closed (Options.SessionIdle).
+	DefaultSessionIdle = 10 * time.Minute
+	// DefaultMaxSessions caps the live sessions (Options.MaxSessions).
+	DefaultMaxSessions = 32
+	// ReadTimeout bounds the arrival of a request, headers and body; a
+	// connection that sends part of a body and stalls is closed.
+	ReadTimeout = 30 * time.Second
+	// IdleTimeout closes a kept-alive connection without a request.
+	IdleTimeout = 2 * time.Minute
+)
+
+// Options bound what HTTP clients can hold; zero values are the defaults.
+type Options struct {
+	MaxFrame    int           // bytes of one request body; frame.DefaultMax when 0
+	SessionIdle time.Duration // DefaultSessionIdle when 0
+	MaxSessions int           // DefaultMaxSessions when 0
+	ReadTimeout time.Duration // ReadTimeout when 0
+	// StopHandlers is called first at shutdown, so the calls in flight
+	// answer (a wait answers cancelled) before connections close.
+	StopHandlers func()
+	Logger       *slog.Logger // none when nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = frame.DefaultMax
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = DefaultSessionIdle
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = ReadTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.StopHandlers == nil {
+		o.StopHandlers = func() {}
+	}
+	return o
+}
+
+// Handler serves srv at Path behind the loopback and token checks and the
+// frame checks.
+func Handler(srv *mcp.Server, token string, opt Options) http.Handler {
+	h, _ := handler(srv, token, opt.withDefaults())
+	return h
+}
+
+func handler(srv *mcp.Server, token string, opt Options) (http.Handler, *frames) {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Logger: log})
+		&mcp.StreamableHTTPOptions{Logger: opt.Logger, SessionTimeout: opt.SessionIdle, MaxRequestBodyBytes: int64(opt.MaxFrame)})
+	f := &frames{next: mcpHandler, srv: srv, max: opt.MaxFrame, maxSessions: opt.MaxSessions, idle: opt.SessionIdle,
+		readTimeout: opt.ReadTimeout, log: opt.Logger, changed: make(chan struct{})}
 	mux := http.NewServeMux()
-	mux.Handle(Path, mcpHandler)
-	return guard(mux, token)
+	mux.Handle(Path, f)
+	return guard(mux, token), f
 }
 
 // guard refuses, in order: a Host or Origin that is not loopback (403),
@@ -131,16 +188,20 @@ func loopbackHostPort(hostport string) bool {
 	return host != "" && loopbackHost(host)
 }
 
-// Serve serves srv on ln until ctx ends, then stops accepting, gives open
-// streams a short grace and returns ctx.Err(). It closes ln.
-func Serve(ctx context.Context, ln net.Listener, token string, srv *mcp.Server, log *slog.Logger) error {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+// Serve serves srv on ln until ctx ends, then stops: the handlers in
+// flight are told to stop (opt.StopHandlers) and their answers written,
+// the sessions are closed, then the connections. It returns ctx.Err() and
+// closes ln.
+func Serve(ctx context.Context, ln net.Listener, token string, srv *mcp.Server, opt Options) error {
+	opt = opt.withDefaults()
+	h, f := handler(srv, token, opt)
 	hs := &http.Server{
-		Handler:           Handler(srv, token, log),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		Handler:           h,
+		ReadHeaderTimeout: min(10*time.Second, opt.ReadTimeout),
+		ReadTimeout:       opt.ReadTimeout,
+		IdleTimeout:       IdleTimeout,
+		// No BaseContext from ctx: a request's context must outlive
+		// SIGTERM until its answer is written.
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -149,9 +210,14 @@ func Serve(ctx context.Context, ln net.Listener, token string, srv *mcp.Server, 
 		return fmt.Errorf("serve HTTP on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	opt.StopHandlers()
+	f.awaitCalls(grace.Done())
+	for ss := range srv.Sessions() {
+		ss.Close() // ends the sessions' open streams
+	}
+	if err := hs.Shutdown(grace); err != nil {
 		hs.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -56,7 +56,7 @@ func serve(t *testing.T, token string) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, token, srv, nil) }()
+	go func() { done <- Serve(ctx, ln, token, srv, Options{}) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

@@ -14,7 +14,15 @@
 // marks with CancelAtEOF (waits, runs) are cancelled at once, as a client's
 // notifications/cancelled would, and answer what they observed; the others
 // have Grace to answer on their own before they are cancelled too; after
-// Drain the reader ends regardless.
+// Drain the reader ends regardless. The same accounting serves a shutdown
+// (AwaitAnswers): the transport is the one owner of "every call read has
+// been answered".
+//
+// A call the client itself cancelled (notifications/cancelled) is owed no
+// answer, by the protocol: it counts as answered when the cancellation is
+// read, and the answer go-sdk still writes for it afterwards is dropped.
+// A cancellation this transport sends itself at EOF is different: that call
+// still answers what it observed.
 //
 // The package knows nothing about tools or tmux; batches are refused rather
 // than supported.
@@ -33,6 +41,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/frame"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -49,8 +58,9 @@ type Transport struct {
 	In  io.ReadCloser // os.Stdin when nil
 	Out io.Writer     // os.Stdout when nil
 
-	// MaxFrame bounds one inbound frame in bytes; mcp.DefaultMaxLineLength
-	// (16 MiB) when 0. A longer frame is skipped and answered -32600.
+	// MaxFrame bounds one inbound frame in bytes, checked as it is read,
+	// before anything is decoded; frame.DefaultMax (4 MiB) when 0. A
+	// longer frame is skipped and answered -32600.
 	MaxFrame int
 
 	// CancelAtEOF reports whether a request still in flight at stdin EOF is
@@ -66,10 +76,27 @@ type Transport struct {
 
 	// Logger receives a warning for every refused frame; none when nil.
 	Logger *slog.Logger
+
+	conn *conn // set by Connect
+}
+
+// AwaitAnswers returns once every call read so far has been answered (a
+// call the client cancelled needs no answer), or ctx ended, or the
+// connection closed. A server calls it at shutdown after telling its
+// handlers to stop and before closing the session: go-sdk writes nothing
+// once its session is closing.
+func (t *Transport) AwaitAnswers(ctx context.Context) error {
+	if t.conn == nil {
+		return nil
+	}
+	return t.conn.awaitAnswers(ctx.Done())
 }
 
 // Connect implements mcp.Transport. Call it once.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	if t.conn != nil {
+		return nil, errors.New("stdio: Transport.Connect called twice; a Transport serves one session")
+	}
 	c := &conn{
 		in:       t.In,
 		out:      t.Out,
@@ -82,8 +109,10 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		readDone: make(chan struct{}),
 		pending:  map[jsonrpc.ID]*inflight{},
+		settled:  map[jsonrpc.ID]int{},
 		changed:  make(chan struct{}),
 	}
+	t.conn = c
 	if c.in == nil {
 		c.in = os.Stdin
 	}
@@ -91,7 +120,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		c.out = os.Stdout
 	}
 	if c.max <= 0 {
-		c.max = mcp.DefaultMaxLineLength
+		c.max = frame.DefaultMax
 	}
 	if c.grace <= 0 {
 		c.grace = DefaultGrace
@@ -120,6 +149,7 @@ type conn struct {
 	grace  time.Duration
 	drain  time.Duration
 	log    *slog.Logger
+	relief frame.Relief
 
 	incoming chan jsonrpc.Message // frames for Read; closed when reading is over
 	readDone chan struct{}        // closed when readLoop returns
@@ -129,8 +159,9 @@ type conn struct {
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*inflight
-	total   int           // requests read and not answered (ids can repeat)
-	changed chan struct{} // closed and replaced whenever total drops
+	settled map[jsonrpc.ID]int // answers owed to nobody: calls the client cancelled, still running
+	total   int                // requests read and not answered (ids can repeat)
+	changed chan struct{}      // closed and replaced whenever total drops
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -170,20 +201,59 @@ func (c *conn) track(req *jsonrpc.Request) {
 	c.total++
 }
 
-// answered records a response written for id.
-func (c *conn) answered(id jsonrpc.ID) {
+// answered records a response for id and reports whether it is to be
+// written: an answer to a call the client cancelled is not.
+func (c *conn) answered(id jsonrpc.ID) (write bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.total == 0 {
-		return
+	if n := c.settled[id]; n > 0 {
+		if n == 1 {
+			delete(c.settled, id)
+		} else {
+			c.settled[id] = n - 1
+		}
+		return false
 	}
 	if p := c.pending[id]; p != nil {
 		if p.n--; p.n == 0 {
 			delete(c.pending, id)
 		}
+	} else if id.IsValid() || c.total == 0 {
+		return true // not a call this transport read
 	}
-	// A response without a known id (the SDK's answer to a duplicate id)
-	// still answers one request.
+	// A response without an id (the SDK's answer to a duplicate id) still
+	// answers one request.
+	c.dropOne()
+	return true
+}
+
+// clientCancelled settles a call the client cancelled: no answer is owed.
+func (c *conn) clientCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pend := c.pending[id]
+	if pend == nil {
+		return // answered already, or never read
+	}
+	if pend.n--; pend.n == 0 {
+		delete(c.pending, id)
+	}
+	c.settled[id]++
+	c.dropOne()
+}
+
+// dropOne counts one request answered; c.mu is held.
+func (c *conn) dropOne() {
 	c.total--
 	close(c.changed)
 	c.changed = make(chan struct{})
@@ -196,15 +266,25 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	data, err := encode(msg)
 	if err != nil {
-		return fmt.Errorf("encode a JSON-RPC message: %w", err)
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || !resp.ID.IsValid() {
+			return fmt.Errorf("encode a JSON-RPC message: %w", err)
+		}
+		// An answer that cannot be encoded (go-sdk quotes a resource URI
+		// with %q, which is not JSON for a control character) must not
+		// end the session: the call gets an internal error instead.
+		c.log.Error("an answer could not be encoded; answered an internal error instead",
+			slog.Any("id", resp.ID.Raw()), slog.String("error", frame.Quote(err.Error(), 200)))
+		data, err = encode(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: "internal error: the answer could not be encoded as JSON; this is a bug in libtmux-mcp or go-sdk, please report the request"}})
+		if err != nil {
+			return fmt.Errorf("encode a JSON-RPC message: %w", err)
+		}
 	}
-	if err := c.writeLine(data); err != nil {
-		return err
+	if resp, ok := msg.(*jsonrpc.Response); ok && !c.answered(resp.ID) {
+		return nil
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.answered(resp.ID)
-	}
-	return nil
+	return c.writeLine(data)
 }
 
 func (c *conn) writeLine(data []byte) error {
@@ -239,14 +319,21 @@ func (c *conn) readLoop() {
 	r := bufio.NewReaderSize(c.in, 64<<10)
 	var err error
 	for {
-		var frame []byte
+		var data []byte
 		var tooLong bool
-		frame, tooLong, err = readFrame(r, c.max)
+		data, tooLong, err = readFrame(r, c.max)
+		c.relief.Saw(len(data))
 		if tooLong {
-			c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("frame longer than %d bytes; send smaller messages", c.max), "")
-		} else if len(bytes.TrimSpace(frame)) > 0 {
-			if msg := c.decode(frame); msg != nil && !c.deliver(msg) {
-				return
+			c.refuse(frame.TooLong(c.max), nil)
+			c.relief.Saw(c.max)
+		} else if len(bytes.TrimSpace(data)) > 0 {
+			if msg := c.decode(data); msg != nil {
+				if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/cancelled" && !req.IsCall() {
+					c.clientCancelled(req.Params)
+				}
+				if !c.deliver(msg) {
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -304,99 +391,21 @@ func readFrame(r *bufio.Reader, max int) (frame []byte, tooLong bool, err error)
 }
 
 // decode turns a frame into a message, or answers it with a JSON-RPC error
-// and returns nil.
-func (c *conn) decode(frame []byte) jsonrpc.Message {
-	frame = bytes.TrimSpace(frame)
-	if !json.Valid(frame) {
-		c.refuse(nil, jsonrpc.CodeParseError, "parse error: the frame is not JSON; send one JSON-RPC message per line", string(frame))
-		return nil
-	}
-	if frame[0] == '[' {
-		c.refuse(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send one message per line", string(frame))
-		return nil
-	}
-	var fields map[string]json.RawMessage
-	if frame[0] != '{' || json.Unmarshal(frame, &fields) != nil {
-		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object", string(frame))
-		return nil
-	}
-	rawID, hasID := fields["id"]
-	echo, idErr := checkID(rawID, hasID, fields["method"] != nil)
-	if idErr != "" {
-		c.refuse(echo, jsonrpc.CodeInvalidRequest, "invalid request: "+idErr, string(frame))
-		return nil
-	}
-	var version string
-	if json.Unmarshal(fields["jsonrpc"], &version) != nil || version != "2.0" {
-		c.refuse(echo, jsonrpc.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, string(frame))
-		return nil
-	}
-	if m, ok := fields["method"]; ok {
-		var method string
-		if json.Unmarshal(m, &method) != nil {
-			c.refuse(echo, jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a string`, string(frame))
-			return nil
-		}
-	}
-	msg, err := jsonrpc.DecodeMessage(frame)
-	if err != nil {
-		c.refuse(echo, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), string(frame))
+// (see package frame) and returns nil.
+func (c *conn) decode(data []byte) jsonrpc.Message {
+	msg, ref := frame.Decode(data)
+	if ref != nil {
+		c.refuse(ref, data)
 		return nil
 	}
 	return msg
 }
 
-// maxExactID is the largest integer a float64 holds exactly, 2^53.
-const maxExactID = 1 << 53
-
-// checkID accepts the ids the SDK can echo exactly: a string, or an
-// integer within int64. It returns the id to echo in a refusal (the raw
-// token when it is a string or a number, else null) and why it is refused.
-func checkID(raw json.RawMessage, present, isRequest bool) (echo json.RawMessage, problem string) {
-	if !present {
-		return nil, ""
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return nil, `"id" is not a JSON value`
-	}
-	switch v := v.(type) {
-	case string:
-		return nil, ""
-	case json.Number:
-		// go-sdk reads numeric ids as float64: only integers it holds
-		// exactly come back unchanged.
-		if n, err := v.Int64(); err != nil || n > maxExactID || n < -maxExactID {
-			return raw, fmt.Sprintf(`"id" %s is not an integer within ±2^53; use a string or a smaller integer`, v)
-		}
-		return nil, ""
-	case nil:
-		if isRequest {
-			return nil, `"id" is null; omit "id" for a notification, or give a string or an integer`
-		}
-		return nil, ""
-	default:
-		return nil, `"id" must be a string or an integer`
-	}
-}
-
-// refuse writes an error response for a frame that never reached the SDK.
-func (c *conn) refuse(id json.RawMessage, code int64, message, frame string) {
-	if len(frame) > 200 {
-		frame = frame[:200] + "…"
-	}
-	c.log.Warn("refused a JSON-RPC frame", slog.Int64("code", code), slog.String("reason", message), slog.String("frame", frame))
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	data, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   jsonrpc.Error   `json:"error"`
-	}{"2.0", id, jsonrpc.Error{Code: code, Message: message}})
-	if err := c.writeLine(data); err != nil {
+// refuse writes the answer to a frame that never reached the SDK.
+func (c *conn) refuse(ref *frame.Refusal, data []byte) {
+	c.log.Warn("refused a JSON-RPC frame", slog.Int64("code", ref.Code), slog.String("reason", ref.Message),
+		slog.String("frame", frame.Quote(string(data), 200)))
+	if err := c.writeLine(ref.Response()); err != nil {
 		c.log.Warn("write a refusal", slog.Any("error", err))
 	}
 }
@@ -405,31 +414,54 @@ func (c *conn) refuse(id json.RawMessage, code int64, message, frame string) {
 // answered: urgent ones are cancelled at once, the rest after the grace;
 // it gives up after the drain bound or when the connection closes.
 func (c *conn) drainAfterEOF() {
-	drain := time.NewTimer(c.drain)
-	defer drain.Stop()
-	grace := time.NewTimer(c.grace)
-	defer grace.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), c.drain)
+	defer cancel()
 	cancelled := map[jsonrpc.ID]bool{}
 	c.cancel(cancelled, true)
+	graceDone := make(chan struct{})
+	grace := time.AfterFunc(c.grace, func() {
+		defer close(graceDone)
+		c.cancel(cancelled, false)
+	})
+	if errors.Is(c.awaitAnswers(ctx.Done()), errDeadline) {
+		c.mu.Lock()
+		total := c.total
+		c.mu.Unlock()
+		c.log.Warn("stdin closed; gave up waiting for answers", slog.Int("unanswered", total))
+	}
+	if !grace.Stop() {
+		<-graceDone // its cancellations are delivered before reading ends
+	}
+}
+
+// awaitAnswers returns nil once every call read so far is answered,
+// errDeadline when stop is closed first, mcp.ErrConnectionClosed when the
+// connection closes first.
+func (c *conn) awaitAnswers(stop <-chan struct{}) error {
 	for {
 		c.mu.Lock()
 		total, changed := c.total, c.changed
 		c.mu.Unlock()
-		if total == 0 {
-			return
+		if total <= 0 {
+			return nil
 		}
 		select {
 		case <-changed:
-		case <-grace.C:
-			c.cancel(cancelled, false)
-		case <-drain.C:
-			c.log.Warn("stdin closed; gave up waiting for answers", slog.Int("unanswered", total))
-			return
+		case <-stop:
+			return errDeadline
 		case <-c.closed:
-			return
+			c.mu.Lock()
+			total = c.total
+			c.mu.Unlock()
+			if total <= 0 {
+				return nil
+			}
+			return mcp.ErrConnectionClosed
 		}
 	}
 }
+
+var errDeadline = errors.New("stdio: gave up waiting for answers")
 
 // cancel delivers notifications/cancelled for the pending requests (only
 // the urgent ones when onlyUrgent), each id once.

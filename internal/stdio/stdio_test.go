@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,20 +96,39 @@ func (s *session) send(frames ...string) {
 // next reads the next line from stdout, which must be a JSON-RPC message.
 func (s *session) next() map[string]any {
 	s.t.Helper()
+	return s.parse(s.nextLine())
+}
+
+// nextLine reads the next line from stdout.
+func (s *session) nextLine() string {
+	s.t.Helper()
 	select {
 	case l, ok := <-s.lines:
 		if !ok {
 			s.t.Fatal("stdout closed; want another message")
 		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil || m["jsonrpc"] != "2.0" {
-			s.t.Fatalf("stdout line is not JSON-RPC: %q", l)
-		}
-		return m
+		return l
 	case <-time.After(deadline):
 		s.t.Fatal("no message on stdout before the deadline")
 	}
-	return nil
+	return ""
+}
+
+// parse decodes a line that must be a JSON-RPC message.
+func (s *session) parse(l string) map[string]any {
+	s.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(l), &m); err != nil || m["jsonrpc"] != "2.0" {
+		s.t.Fatalf("stdout line is not JSON-RPC: %q", l)
+	}
+	return m
+}
+
+// rawID is the id token of a JSON-RPC line, as written.
+func rawID(line string) string {
+	var m map[string]json.RawMessage
+	json.Unmarshal([]byte(line), &m)
+	return string(m["id"])
 }
 
 // end waits for stdout to close and the server to return.
@@ -176,12 +198,20 @@ func TestRefusedFrames(t *testing.T) {
 		{"an id over int64, echoed exactly", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, jsonrpc.CodeInvalidRequest, 1.2345678901234568e+29},
 		{"an id over 2^53, which go-sdk would round", `{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}`, jsonrpc.CodeInvalidRequest, 9.223372036854776e+18},
 		{"a fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, jsonrpc.CodeInvalidRequest, 1.5},
-		{"no version", `{"id":9,"method":"ping"}`, jsonrpc.CodeInvalidRequest, nil},
-		{"a numeric method", `{"jsonrpc":"2.0","id":10,"method":5}`, jsonrpc.CodeInvalidRequest, nil},
+		{"no version: the valid id is echoed", `{"id":9,"method":"ping"}`, jsonrpc.CodeInvalidRequest, float64(9)},
+		{"version 1.0: the valid id is echoed", `{"jsonrpc":"1.0","id":"v1","method":"ping"}`, jsonrpc.CodeInvalidRequest, "v1"},
+		{"a numeric method: the valid id is echoed", `{"jsonrpc":"2.0","id":10,"method":5}`, jsonrpc.CodeInvalidRequest, float64(10)},
+		{"a lone surrogate in a string id, echoed exactly", `{"jsonrpc":"2.0","id":"a\ud800b","method":"ping"}`, jsonrpc.CodeInvalidRequest, "a\ufffdb"},
+		{"a lone low surrogate", `{"jsonrpc":"2.0","id":"\udc00","method":"ping"}`, jsonrpc.CodeInvalidRequest, "\ufffd"},
+		{"a string id that is not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}", jsonrpc.CodeInvalidRequest, nil},
 	}
 	for i, c := range cases {
 		s.send(c.frame)
-		m := s.next()
+		line := s.nextLine()
+		m := s.parse(line)
+		if raw := rawID(line); c.id != nil && !strings.Contains(c.frame, `"id":`+raw+`,`) {
+			t.Errorf("%s: id echoed as %s; want it exactly as sent in %s", c.why, raw, c.frame)
+		}
 		if got := errorCode(m); got != c.code {
 			t.Errorf("%s: %s answered %v; want error code %v", c.why, c.frame, m, c.code)
 		}
@@ -290,4 +320,93 @@ func mustJSON(v any) string {
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
 	return b.String()
+}
+
+// TestClientCancelNeedsNoAnswer: a call the client cancels is owed no
+// answer. None is written (the ping after it is the next line), stdin EOF
+// does not wait for it (Grace and Drain are an hour), and AwaitAnswers
+// returns at once.
+func TestClientCancelNeedsNoAnswer(t *testing.T) {
+	tr := &Transport{Grace: time.Hour, Drain: time.Hour}
+	s := serve(t, tr)
+	s.handshake()
+	s.send(call("w", "wait", `{}`))
+	s.waitStarted()
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"test"}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if err := tr.AwaitAnswers(ctx); err != nil {
+		t.Errorf("AwaitAnswers after the client cancelled its only call: %v", err)
+	}
+	s.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := s.next(); m["id"] != "p" {
+		t.Errorf("after the cancellation, the next line is %v; want the ping's answer (a cancelled call gets none)", m)
+	}
+	s.in.Close()
+	s.end()
+}
+
+// TestAwaitAnswers returns once the call in flight is answered, and not
+// before.
+func TestAwaitAnswers(t *testing.T) {
+	tr := &Transport{}
+	s := serve(t, tr)
+	s.handshake()
+	s.send(call("w", "wait", `{}`))
+	s.waitStarted()
+	short, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := tr.AwaitAnswers(short); err == nil {
+		t.Error("AwaitAnswers returned nil with a call in flight")
+	}
+	// The server cancels it itself (as serve does at shutdown, through its handlers' context).
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other"}}`)
+	s.in.Close() // EOF cancels nothing urgent; the grace (2 s) then cancels the wait
+	ctx, cancel2 := context.WithTimeout(context.Background(), deadline)
+	defer cancel2()
+	done := make(chan error, 1)
+	go func() { done <- tr.AwaitAnswers(ctx) }()
+	if m := s.next(); m["id"] != "w" {
+		t.Errorf("the wait answered %v", m)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("AwaitAnswers after the answer: %v", err)
+	}
+	s.end()
+}
+
+// TestUnencodableAnswer: resources/read of a URI with a control character
+// makes go-sdk build error data with Go's %q, which is not JSON. The call
+// gets an internal error with its id, logged once, and the session goes on.
+func TestUnencodableAnswer(t *testing.T) {
+	var log strings.Builder
+	s := serve(t, &Transport{Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &log}, nil))})
+	s.handshake()
+	for i, uri := range []string{`\u0000`, `\u0001`, `\u0007`, `\u001f`, `\u007f`} {
+		id := 50 + i
+		s.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"resources/read","params":{"uri":"` + uri + `"}}`)
+		if m := s.next(); m["id"] != float64(id) || errorCode(m) != jsonrpc.CodeInternalError {
+			t.Errorf("resources/read %s answered %v; want an internal error for id %d", uri, m, id)
+		}
+	}
+	s.send(call(60, "echo", `{"text":"still here"}`))
+	if m := s.next(); m["id"] != float64(60) || m["error"] != nil {
+		t.Errorf("after the unencodable answers: %v", m)
+	}
+	s.in.Close()
+	s.end()
+	if n := strings.Count(log.String(), "could not be encoded"); n != 5 {
+		t.Errorf("logged %d times for 5 unencodable answers; want once each:\n%s", n, log.String())
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

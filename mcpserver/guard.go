@@ -1,0 +1,227 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxBlocking is how many blocking calls (waits and runs: a tool
+// spec's blocks) may be in flight at once, over all sessions, unless
+// Limits.MaxBlocking says otherwise. Each holds a tmux process or a
+// control-mode connection, so the cap keeps the process under its
+// open-file limit.
+const DefaultMaxBlocking = 128
+
+// MaxListItems bounds every array and every object in a call's arguments,
+// at any depth, before they are decoded: a tool's own limits (16 batch
+// operations, 64 keys) are checked later, on a value this bound keeps small.
+const MaxListItems = 256
+
+// Maximum lengths, in bytes, of string arguments, checked before the
+// arguments are decoded and long before tmux sees them. A string argument
+// not named here gets maxOtherString. The tools' own finer limits (send_keys
+// 8 KiB of text, paste_text 64 KiB) still apply after these.
+var maxString = map[string]int{
+	// ids and the caller's pane id
+	"paneId": 64, "targetPaneId": 64, "windowId": 64, "sessionId": 64, "force": 64,
+	// names that tmux stores or matches
+	"sessionName": 256, "name": 256, "names": 256, "title": 256, "channel": 256,
+	"target": 256, "scope": 64, "direction": 64, "onError": 64, "tool": 64, "keys": 256,
+	// paths, layouts, patterns, cursors
+	"startDirectory": 4096, "layout": 4096, "pattern": 4096, "cursor": 1024,
+	// payloads
+	"text": 65536, "command": 65536,
+}
+
+// maxOtherString bounds a string argument not in maxString.
+const maxOtherString = 1024
+
+// quoteMax is how much of an argument an error text quotes.
+const quoteMax = 200
+
+// guard is the server's receiving middleware for tools/call: it bounds the
+// arguments before they are decoded, caps the blocking calls in flight,
+// and keeps error texts from quoting more than quoteMax bytes of an
+// argument. tmux_run is left to its own contract's checks (its refusals are
+// structured), except for the cap on blocking calls.
+func (s *server) guard(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		params, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+		if !ok || !s.sel.Has(params.Name) {
+			return next(ctx, method, req)
+		}
+		t := catalog[params.Name]
+		var long []string
+		if t.spec().inputSchema == nil { // typed tools; raw ones check their own
+			var err error
+			if long, err = checkArguments(params.Arguments); err != nil {
+				return toolError(fmt.Sprintf("%s: %v", params.Name, err)), nil
+			}
+		}
+		if t.spec().blocks {
+			select {
+			case s.blocking <- struct{}{}:
+				defer func() { <-s.blocking }()
+			default:
+				return toolError(fmt.Sprintf("%s: %d blocking calls (waits and runs) are already in flight, the most this server allows (LIBTMUX_MCP_MAX_BLOCKING=%d); wait for one to answer or cancel one, then call again",
+					params.Name, cap(s.blocking), cap(s.blocking))), nil
+			}
+		}
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError && len(long) > 0 {
+			for _, c := range r.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					tc.Text = shortenQuotes(tc.Text, long)
+				}
+			}
+		}
+		return res, err
+	}
+}
+
+// toolError is a tool error answer.
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// shortenQuotes replaces, in an error text, every copy of a long argument
+// (as given, or as Go's %q writes it) with its first quoteMax bytes.
+func shortenQuotes(text string, long []string) string {
+	for _, v := range long {
+		short := shortQuote(v)
+		text = strings.ReplaceAll(text, v, short)
+		if q := strconv.Quote(v); len(q) > 2 {
+			text = strings.ReplaceAll(text, q[1:len(q)-1], strings.Trim(strconv.Quote(short), `"`))
+		}
+	}
+	return text
+}
+
+// shortQuote is v cut to quoteMax bytes at a character boundary, with its
+// length.
+func shortQuote(v string) string {
+	if len(v) <= quoteMax {
+		return v
+	}
+	return fmt.Sprintf("%s… (%d bytes)", v[:cutAt(v, quoteMax)], len(v))
+}
+
+// container is an array or object being scanned by checkArguments.
+type container struct {
+	array     bool
+	key       string // the argument name its values are checked under
+	n         int
+	expectKey bool
+}
+
+// checkArguments scans raw arguments without decoding them into values:
+// every array and object holds at most MaxListItems entries, and every
+// string is within its argument's maximum (maxString, by the nearest
+// member name; an array's items by the array's). It returns the strings
+// longer than quoteMax (to shorten in error texts). Invalid JSON is left
+// for the decoder to report.
+func checkArguments(raw json.RawMessage) (long []string, err error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var stack []*container
+	top := func() *container {
+		if len(stack) == 0 {
+			return nil
+		}
+		return stack[len(stack)-1]
+	}
+	valueDone := func() {
+		if p := top(); p != nil && !p.array {
+			p.expectKey = true
+		}
+	}
+	for {
+		tok, terr := dec.Token()
+		if errors.Is(terr, io.EOF) {
+			return long, nil
+		}
+		if terr != nil {
+			return long, nil // the decoder's own message is better
+		}
+		p := top()
+		if p != nil && !p.array && p.expectKey {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				valueDone()
+				continue
+			}
+			key, _ := tok.(string)
+			if p.n++; p.n > MaxListItems {
+				return long, fmt.Errorf("an object under %q has more than %d members; send at most %d", p.key, MaxListItems, MaxListItems)
+			}
+			if len(key) > maxOtherString {
+				return long, fmt.Errorf("an argument name %q is longer than %d bytes", shortQuote(key), maxOtherString)
+			}
+			p.key = key // the member's value is checked under its name
+			p.expectKey = false
+			continue
+		}
+		name := "arguments"
+		if p != nil {
+			name = p.key
+			if p.array {
+				if d, ok := tok.(json.Delim); !ok || d != ']' {
+					if p.n++; p.n > MaxListItems {
+						return long, fmt.Errorf("%q has more than %d items; send at most %d", name, MaxListItems, MaxListItems)
+					}
+				}
+			}
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, &container{key: name, expectKey: true})
+			case '[':
+				stack = append(stack, &container{array: true, key: name})
+			case ']', '}':
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		case string:
+			max, ok := maxString[name]
+			if !ok {
+				max = maxOtherString
+			}
+			if len(v) > max {
+				return long, fmt.Errorf("%s is %d bytes long, over its limit: the most it takes is %d bytes (it starts %q); send a shorter one", name, len(v), max, v[:cutAt(v, 40)])
+			}
+			if len(v) > quoteMax {
+				long = append(long, v)
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}
+
+// cutAt is the largest character boundary of v at or before n.
+func cutAt(v string, n int) int {
+	if len(v) <= n {
+		return len(v)
+	}
+	for n > 0 && v[n]&0xc0 == 0x80 {
+		n--
+	}
+	return n
+}

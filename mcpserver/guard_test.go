@@ -1,0 +1,187 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestCheckArguments(t *testing.T) {
+	many := "[" + strings.Repeat(`{"tool":"list_panes"},`, MaxListItems) + `{"tool":"list_panes"}]`
+	cases := []struct {
+		why, args, wantErr string
+	}{
+		{"small arguments", `{"paneId":"%1","text":"hi","keys":["Enter","C-c"]}`, ""},
+		{"a name at its maximum", `{"sessionName":"` + strings.Repeat("n", 256) + `"}`, ""},
+		{"a name over its maximum", `{"sessionName":"` + strings.Repeat("n", 257) + `"}`, "sessionName is 257 bytes long, over its limit: the most it takes is 256"},
+		{"an id over its maximum", `{"paneId":"%` + strings.Repeat("9", 64) + `"}`, "paneId is 65 bytes long"},
+		{"an argument not listed gets the default", `{"other":"` + strings.Repeat("x", maxOtherString+1) + `"}`, "other is 1025 bytes long"},
+		{"a nested operation's argument, by its own name", `{"operations":[{"tool":"capture_pane","arguments":{"paneId":"` + strings.Repeat("%", 100) + `"}}]}`, "paneId is 100 bytes long"},
+		{"an array's items, by the array's name", `{"keys":["` + strings.Repeat("k", 300) + `"]}`, "keys is 300 bytes long"},
+		{"too many items", `{"operations":` + many + `}`, `"operations" has more than 256 items`},
+		{"too many members", `{` + strings.Repeat(`"a":1,`, MaxListItems) + `"b":2}`, "more than 256 members"},
+		{"numbers and booleans pass", `{"start":-100000,"end":null,"joinWrapped":true}`, ""},
+	}
+	for _, c := range cases {
+		_, err := checkArguments([]byte(c.args))
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: %v; want no error", c.why, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: got %v; want %q", c.why, err, c.wantErr)
+		case err != nil && len(err.Error()) > 400:
+			t.Errorf("%s: error text is %d bytes; want it to quote little of the argument", c.why, len(err.Error()))
+		}
+	}
+}
+
+// TestHugeStringsNeverReachTmux: 10 MB names are refused before tmux is
+// asked anything, with a short error.
+func TestHugeStringsNeverReachTmux(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("s", "sh")
+	window := strings.TrimSpace(ts.Run("display", "-p", "-t", pane, "#{window_id}"))
+	cs, c := serve(t, ts, Deps{})
+	huge := strings.Repeat("x", 10<<20)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_session", map[string]any{"sessionName": huge}},
+		{"rename_window", map[string]any{"windowId": window, "name": huge}},
+		{"set_pane_title", map[string]any{"paneId": pane, "title": huge}},
+	} {
+		before := c.Calls()
+		text := call(t, cs, tc.tool, tc.args, nil)
+		if !strings.Contains(text, "the most it takes is 256 bytes") || len(text) > 400 {
+			t.Errorf("%s with a 10 MB string answered %d bytes: %.300q; want a short refusal naming the maximum", tc.tool, len(text), text)
+		}
+		if n := c.Calls() - before; n != 0 {
+			t.Errorf("%s with a 10 MB string ran %d tmux commands; want none", tc.tool, n)
+		}
+	}
+}
+
+// TestErrorsQuoteLittle: an error that would quote a long argument quotes
+// its first 200 bytes.
+func TestErrorsQuoteLittle(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.NewSession("s", "sh")
+	cs := connect(t, ts, Deps{})
+	pattern := "(" + strings.Repeat("a", 1000)
+	text := call(t, cs, "search_panes", map[string]any{"pattern": pattern, "regex": true}, nil)
+	if text == "" || strings.Contains(text, strings.Repeat("a", 201)) || !strings.Contains(text, "(1001 bytes)") {
+		t.Errorf("search_panes with a bad 1001-byte regexp answered %q; want at most 200 bytes of it quoted", text)
+	}
+}
+
+// TestBlockingCap: with a cap of 2, two waits in flight make a third
+// blocking call a tool error that says how many and what to do; once they
+// answer, blocking calls work again.
+func TestBlockingCap(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.NewSession("s", "sh")
+	cs := connect(t, ts, Deps{Limits: Limits{MaxBlocking: 2, WaitMax: 60 * time.Second}})
+	answers := make(chan string, 2)
+	for range 2 {
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait_for_channel", Arguments: map[string]any{"channel": "cap"}})
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			answers <- mustText(res)
+		}()
+	}
+	// Both are in flight once their tmux wait-for processes run.
+	for deadline := time.Now().Add(20 * time.Second); waitForProcesses(t, ts.Socket, "cap") < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the two waits did not start within 20 s")
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc
+	}
+	refusal := call(t, cs, "wait_for_channel", map[string]any{"channel": "other", "timeoutMs": 1}, nil)
+	if !strings.Contains(refusal, "2 blocking calls (waits and runs) are already in flight") || !strings.Contains(refusal, "LIBTMUX_MCP_MAX_BLOCKING") {
+		t.Errorf("the third blocking call answered %q; want the cap's refusal", refusal)
+	}
+	// A call that does not block is not capped.
+	call(t, cs, "list_panes", map[string]any{}, nil)
+	call(t, cs, "signal_channel", map[string]any{"channel": "cap"}, nil)
+	call(t, cs, "signal_channel", map[string]any{"channel": "cap"}, nil)
+	for range 2 {
+		if a := <-answers; !strings.Contains(a, "signalled") {
+			t.Errorf("a wait answered %q; want signalled", a)
+		}
+	}
+	var got waitForChannelResult
+	call(t, cs, "signal_channel", map[string]any{"channel": "after"}, nil)
+	call(t, cs, "wait_for_channel", map[string]any{"channel": "after"}, &got)
+	if got.Outcome != "signalled" {
+		t.Errorf("after the cap cleared: %+v", got)
+	}
+}
+
+// waitForProcesses counts the tmux wait-for processes on socket for channel.
+func waitForProcesses(t *testing.T, socket, channel string) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if slices.Contains(args, socket) && slices.Contains(args, "wait-for") && slices.Contains(args, channel) {
+			n++
+		}
+	}
+	return n
+}
+
+func mustText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestCaptureReadsOnlyWhatTheBudgetReturns: a 100,000-line range over a
+// pane with 3,000 lines of history returns the newest 200 lines and asks
+// tmux for a few hundred rows, not the range (the note counts the rows
+// never read).
+func TestCaptureReadsOnlyWhatTheBudgetReturns(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("long", "sh")
+	ts.Type(pane, "clear; seq 1 3000; echo END", true)
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\nEND") })
+	cs := connect(t, ts, Deps{})
+	var cap capturePaneResult
+	call(t, cs, "capture_pane", map[string]any{"paneId": pane, "start": -100000}, &cap)
+	if len(cap.Lines) != DefaultMaxResultLines || !slices.Contains(cap.Lines, "3000") {
+		t.Fatalf("got %d lines ending %q; want the newest %d", len(cap.Lines), cap.Lines[max(0, len(cap.Lines)-3):], DefaultMaxResultLines)
+	}
+	var notRead int
+	if _, err := fmt.Sscanf(cap.Note[strings.Index(cap.Note, "the oldest "):], "the oldest %d rows", &notRead); err != nil {
+		t.Fatalf("note %q does not count the rows not read", cap.Note)
+	}
+	if notRead < 99000 {
+		t.Errorf("%d rows of 100,000 were not read; want all but a few hundred", notRead)
+	}
+	if cap.DroppedLines < 100000-1000 {
+		t.Errorf("droppedLines = %d; want the rows not read counted", cap.DroppedLines)
+	}
+}
