@@ -16,6 +16,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+func init() {
+	sys = &platform{
+		fromConn: fromConn, bootID: bootID, alive: alive, waitExit: waitExit, closeFD: closeFD,
+		readStat: readStat, readAttrs: readAttrs, hungup: hungup, openFIFO: openFIFO, peerGone: peerGone,
+	}
+}
+
+// closeFD closes a descriptor this package handed out (a pidfd, a FIFO).
+func closeFD(fd int) { unix.Close(fd) }
+
 // Hooks that tests replace (see peercred_test.go).
 var (
 	// peerPidfd reads SO_PEERPIDFD (Linux 6.5 and later) of a connected
@@ -32,7 +42,7 @@ var (
 // 100 on every architecture Go supports on Linux.
 const clockTicksPerSecond = 100
 
-// FromConn identifies the process at the other end of c. The caller owns
+// fromConn identifies the process at the other end of c. The caller owns
 // the returned pidfd (Peer.Close).
 //
 // The pidfd comes from SO_PEERPIDFD, which the kernel takes from the very
@@ -45,7 +55,7 @@ const clockTicksPerSecond = 100
 //
 // A peer that has exited by the time its identity is read gives
 // ErrPeerExited: no pidfd can then be trusted to name it.
-func FromConn(c *net.UnixConn) (Peer, error) {
+func fromConn(c *net.UnixConn) (Peer, error) {
 	// Every process that could have connected to c started before now.
 	bound, err := bootTicks()
 	if err != nil {
@@ -177,24 +187,9 @@ func bootTicks() (uint64, error) {
 	return uint64(ts.Nano()) / (1e9 / clockTicksPerSecond), nil
 }
 
-// StartTime reads when process pid started: field 22 of /proc/PID/stat, in
-// clock ticks after boot. It does not change on exec. A missing process
-// gives an error that matches fs.ErrNotExist.
-func StartTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, fmt.Errorf("read the start time of process %d: %w", pid, err)
-	}
-	v, err := parseStartTime(string(b))
-	if err != nil {
-		return 0, fmt.Errorf("process %d: %w", pid, err)
-	}
-	return v, nil
-}
-
-// BootID identifies this boot of the machine
+// bootID identifies this boot of the machine
 // (/proc/sys/kernel/random/boot_id).
-func BootID() (string, error) {
+func bootID() (string, error) {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("read the boot id: %w", err)
@@ -206,9 +201,9 @@ func BootID() (string, error) {
 	return id, nil
 }
 
-// Alive reports whether the process behind pidfd has not exited yet. A
+// alive reports whether the process behind pidfd has not exited yet. A
 // zombie has exited. An invalid descriptor is not alive.
-func Alive(pidfd int) bool {
+func alive(pidfd int) bool {
 	if pidfd < 0 {
 		return false
 	}
@@ -222,14 +217,14 @@ func Alive(pidfd int) bool {
 	}
 }
 
-// WaitExit returns nil once the process behind pidfd exits (a pidfd polls
+// waitExit returns nil once the process behind pidfd exits (a pidfd polls
 // readable then), or ctx's error once ctx is done, whichever comes first.
 //
 // It blocks in poll(2) on two descriptors: the pidfd and an eventfd that a
 // context.AfterFunc writes when ctx ends, so a cancel wakes it at once
 // rather than at the next slice of a polling loop. The blocked poll holds
 // one OS thread for as long as it waits.
-func WaitExit(ctx context.Context, pidfd int) error {
+func waitExit(ctx context.Context, pidfd int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -273,10 +268,8 @@ func WaitExit(ctx context.Context, pidfd int) error {
 	}
 }
 
-func closeFD(fd int) { unix.Close(fd) }
-
-// ReadStat reads /proc/PID/stat. A missing process gives an error that matches fs.ErrNotExist.
-func ReadStat(pid int) (Stat, error) {
+// readStat reads /proc/PID/stat. A missing process gives an error that matches fs.ErrNotExist.
+func readStat(pid int) (Stat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return Stat{}, fmt.Errorf("read the state of process %d: %w", pid, err)
@@ -288,8 +281,8 @@ func ReadStat(pid int) (Stat, error) {
 	return s, nil
 }
 
-// ReadAttrs reads the umask, niceness and resource limits of process pid (same user).
-func ReadAttrs(pid int) (Attrs, error) {
+// readAttrs reads the umask, niceness and resource limits of process pid (same user).
+func readAttrs(pid int) (Attrs, error) {
 	var a Attrs
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
@@ -311,9 +304,9 @@ func ReadAttrs(pid int) (Attrs, error) {
 	return a, nil
 }
 
-// Hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
+// hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
 // writers close after at least one had it open.
-func Hungup(fd int) bool {
+func hungup(fd int) bool {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
 		n, err := unix.Poll(fds, 0)
@@ -324,10 +317,10 @@ func Hungup(fd int) bool {
 	}
 }
 
-// OpenFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
+// openFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
 // so a writer can open it at once. WaitExit on the descriptor returns when every writer has
 // closed it (POLLHUP), and Hungup tells without waiting.
-func OpenFIFO(path string) (int, error) {
+func openFIFO(path string) (int, error) {
 	if err := unix.Mkfifo(path, 0o600); err != nil {
 		return -1, fmt.Errorf("make the FIFO %s: %w", path, err)
 	}
@@ -339,12 +332,9 @@ func OpenFIFO(path string) (int, error) {
 	return fd, nil
 }
 
-// CloseFD closes a descriptor OpenFIFO returned.
-func CloseFD(fd int) { unix.Close(fd) }
-
-// PeerGone reports, without waiting, whether the other end of c has closed its side or gone
+// peerGone reports, without waiting, whether the other end of c has closed its side or gone
 // away (POLLHUP or POLLRDHUP), even while another goroutine is blocked reading c.
-func PeerGone(c *net.UnixConn) bool {
+func peerGone(c *net.UnixConn) bool {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return true
