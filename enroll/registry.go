@@ -33,7 +33,7 @@ const (
 // MaxPanes is the most panes that may be invited at once.
 const MaxPanes = 8
 
-// Files makes and removes setup files; package shellsetup implements it.
+// Files makes and removes setup files; cmd/libtmux-mcp implements it with package shellsetup.
 type Files interface {
 	// Create writes a fresh setup file for pane with token; it refuses an
 	// existing path.
