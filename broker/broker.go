@@ -24,8 +24,8 @@ type Config struct {
 	Client      *tmux.Client
 	Server      tmux.ServerInfo  // the server the enrollments belong to
 	Registry    *enroll.Registry // required: the invitations shells are accepted against
-	ShellAnswer time.Duration    // how long a shell has to answer RUN
-	RunTimeout  time.Duration    // ceiling of one run
+	ShellAnswer time.Duration    // how long a shell has to answer RUN; 0 is DefaultShellAnswer
+	RunTimeout  time.Duration    // ceiling of one run; 0 is DefaultRunTimeout
 	Log         *slog.Logger
 	// Peer reads a connection's credentials; peercred.FromConn by default.
 	Peer func(*net.UnixConn) (peercred.Peer, error)
@@ -108,6 +108,12 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ShellAnswer <= 0 {
+		cfg.ShellAnswer = DefaultShellAnswer
+	}
+	if cfg.RunTimeout <= 0 {
+		cfg.RunTimeout = DefaultRunTimeout
 	}
 	boot, err := peercred.BootID()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/broker"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
@@ -19,10 +20,10 @@ const (
 	MaxWaitMax            = 120 * time.Second
 	DefaultMaxResultLines = mcpserver.DefaultMaxResultLines
 	DefaultMaxResultChars = mcpserver.DefaultMaxResultChars
-	DefaultRunTimeout     = 120 * time.Second
+	DefaultRunTimeout     = broker.DefaultRunTimeout
 	DefaultEnrollTimeout  = 60 * time.Second
 	MaxEnrollTimeout      = 300 * time.Second
-	DefaultShellAnswer    = 2 * time.Second
+	DefaultShellAnswer    = broker.DefaultShellAnswer
 )
 
 // Config is everything the program needs, resolved from flags and
