@@ -1,7 +1,6 @@
 package main
 
 import (
-	"log/slog"
 	"os"
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
@@ -16,6 +15,6 @@ import (
 func stdioTransport(cfg config.Config) *stdio.Transport {
 	return &stdio.Transport{
 		CancelAtEOF: stdio.CancelTools(mcpserver.BlockingTools()...),
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})),
+		Logger:      newLogger(os.Stderr, cfg),
 	}
 }

@@ -232,7 +232,7 @@ func (l *configLoader) route(cfg *Config) error {
 	return cfg.Route.Validate()
 }
 
-// list splits a comma list; an empty whole is an empty list, an empty
+// splitCommaList splits a comma list; an empty whole is an empty list, an empty
 // entry is an error.
 func splitCommaList(v setting) ([]string, error) {
 	out := []string{}
@@ -371,7 +371,7 @@ func (l *configLoader) enrollment(cfg *Config) error {
 	return nil
 }
 
-// duration parses a positive Go duration.
+// positiveDuration parses a positive Go duration.
 func positiveDuration(v setting) (time.Duration, error) {
 	d, err := time.ParseDuration(v.text)
 	if err != nil {
