@@ -37,6 +37,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	if err != nil {
 		return err
 	}
+	client = client.Without(config.SecretVariables...)
 	startup, err := client.Ensure(ctx, tmux.Want{Panes: len(cfg.EnrollPanes) > 0})
 	if err != nil {
 		return err

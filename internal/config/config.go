@@ -26,6 +26,11 @@ const (
 	DefaultShellAnswer    = broker.DefaultShellAnswer
 )
 
+// SecretVariables are the variables the README marks secret: this process never passes them to
+// tmux, so a tmux server it starts does not copy them into its global environment (and every
+// pane's).
+var SecretVariables = []string{"LIBTMUX_MCP_HTTP_TOKEN"}
+
 // Config is everything the program needs, resolved from flags and
 // environment by Load.
 type Config struct {
