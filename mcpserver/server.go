@@ -148,9 +148,12 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// enrollmentState reports a pane's tmux_run enrollment state.
-func (s *server) enrollmentState(paneID string) string {
-	if s.deps.Enrollments == nil {
+// enrollmentState reports the tmux_run enrollment state of a pane of the server generation gen.
+// Invitations and enrollments belong to the server this process started with: a pane of
+// another generation (the server was restarted on the same socket, and pane ids start again
+// at %0) is never invited or enrolled.
+func (s *server) enrollmentState(paneID, gen string) string {
+	if s.deps.Enrollments == nil || gen != s.deps.Startup.Snapshot.Server.Generation {
 		return enroll.StateNone
 	}
 	_, state := s.deps.Enrollments.Lookup(paneID)
