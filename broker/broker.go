@@ -57,6 +57,12 @@ func Listen() (*Listener, error) {
 		return nil, fmt.Errorf("tmux_run: listen on the broker socket: %w", err)
 	}
 	ln.SetUnlinkOnClose(true)
+	// Every accepted connection reports each write's process from its first byte on.
+	if err := peercred.PassCred(ln); err != nil {
+		ln.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("tmux_run: %w", err)
+	}
 	return &Listener{dir: dir, sock: sock, ln: ln}, nil
 }
 
@@ -203,11 +209,13 @@ func (b *Broker) handle(conn *net.UnixConn) {
 		conn.Close()
 		return
 	}
-	r := bufio.NewReaderSize(conn, 4096)
+	src := newOnlyFrom(conn, peer.PID)
+	r := bufio.NewReaderSize(src, 4096)
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := readLine(r)
 	conn.SetReadDeadline(time.Time{})
 	if err != nil {
+		b.logForeign(err, "")
 		peer.Close()
 		conn.Close()
 		return
@@ -223,7 +231,7 @@ func (b *Broker) handle(conn *net.UnixConn) {
 	case len(f) == 2 && f[0] == WordAttach:
 		b.attach(conn, r, peer, f[1])
 	case len(f) == 3 && f[0] == WordSpawn:
-		b.spawn(conn, r, peer, f[1], f[2])
+		b.spawn(conn, r, src, peer, f[1], f[2])
 	case len(f) == 2 && f[0] == WordBye:
 		peer.Close()
 		if sh := b.shellByID(f[1]); sh != nil && b.isEnrolledProcess(sh.e, peer) {
@@ -273,8 +281,6 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	} else {
 		b.cfg.Log.Warn("tmux_run liveness FIFO", slog.Any("err", err))
 	}
-	p := newPrompt(conn, r)
-	sh.prompt = p
 	b.mu.Lock()
 	old := b.shells[e.Pane]
 	b.shells[e.Pane] = sh
@@ -282,14 +288,18 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	if old != nil {
 		b.lose(old, "replaced by a new enrollment")
 	}
-	b.wg.Add(2)
-	go func() { defer b.wg.Done(); b.readPrompt(sh, p) }()
+	b.wg.Add(1)
 	go func() { defer b.wg.Done(); b.watchShell(sh) }()
 	if sh.live >= 0 {
 		b.wg.Add(1)
 		go func() { defer b.wg.Done(); b.watchLive(sh) }()
 	}
-	if _, err := fmt.Fprintf(conn, "%s %s\n", WordOK, e.ID); err != nil {
+	// The HELLO connection ends with OK: the shell closes it too, before `source FILE` returns,
+	// so nothing started on the same command line inherits it. Runs are asked on the
+	// connection its next prompt attaches.
+	_, err := fmt.Fprintf(conn, "%s %s\n", WordOK, e.ID)
+	conn.Close()
+	if err != nil {
 		b.lose(sh, "cannot answer the shell")
 		return
 	}
@@ -313,6 +323,15 @@ func (b *Broker) attach(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer,
 	}
 	b.wg.Add(1)
 	go func() { defer b.wg.Done(); b.readPrompt(sh, p) }()
+}
+
+// logForeign logs err if it says a process other than the one that connected wrote on the
+// connection (pane is empty when not yet known).
+func (b *Broker) logForeign(err error, pane string) {
+	var fe *foreignWriterError
+	if errors.As(err, &fe) {
+		b.cfg.Log.Warn("tmux_run refused bytes from a process that is not the enrolled shell", slog.String("pane", pane), slog.Int("writer", fe.pid), slog.Int("shell", fe.want))
+	}
 }
 
 // sameServer reports whether a $TMUX value (socket,pid,session) names the

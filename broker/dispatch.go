@@ -32,8 +32,9 @@ type spawnConn struct {
 // spawn hands a helper's connection to the run waiting for it, or cancels
 // the helper when no run waits (a late answer, another process, a replaced
 // enrollment).
-func (b *Broker) spawn(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, eid, runID string) {
+func (b *Broker) spawn(conn *net.UnixConn, r *bufio.Reader, src *onlyFrom, peer peercred.Peer, eid, runID string) {
 	peer.Close()
+	src.handOver() // from here on the helper writes (its records)
 	b.mu.Lock()
 	rn := b.runs[runID]
 	ok := rn != nil && rn.e.ID == eid && b.isEnrolledProcess(rn.e, peer)
@@ -122,6 +123,11 @@ func (b *Broker) prompt(ctx context.Context, sh *shell) (*prompt, *refusal) {
 	pane := sh.e.Pane
 	notAtPrompt := fmt.Sprintf("the zsh in pane %s is running a command, not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", pane)
 	lost := fmt.Sprintf("the enrolled shell of pane %s exec'd another program or exited; send the server SIGHUP to invite the pane again", pane)
+	// A foreground job means no prompt, whatever connection seems attached: a child that
+	// inherited the prompt's connection keeps it open after the shell closed its copy.
+	if sh.foregroundJob() {
+		return nil, refused(CodeNotAtPrompt, notAtPrompt)
+	}
 	p, attached := sh.promptOrWait()
 	if p != nil {
 		return p, nil
@@ -129,9 +135,6 @@ func (b *Broker) prompt(ctx context.Context, sh *shell) (*prompt, *refusal) {
 	if sh.liveHungup() {
 		b.lose(sh, "the shell exec'd another program or exited")
 		return nil, refused(CodeEnrollmentLost, lost)
-	}
-	if sh.foregroundJob() {
-		return nil, refused(CodeNotAtPrompt, notAtPrompt)
 	}
 	deadline := time.NewTimer(b.cfg.ShellAnswer)
 	defer deadline.Stop()

@@ -1,12 +1,14 @@
 package integration
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A tmux server this process starts gets none of its secrets: the HTTP token is neither in
@@ -42,5 +44,62 @@ func TestStartedTmuxServerGetsNoSecrets(t *testing.T) {
 	}
 	if strings.Contains(string(environ), token) {
 		t.Errorf("the pane's process (%d) has the HTTP token in its environment", pid)
+	}
+}
+
+// forgeFunction defines, in the person's zsh, a function that starts a background subshell
+// which holds whatever broker connection the shell has open at that moment and answers every
+// request on it with a forged GO (cwd /tmp, FORGED=yes-from-child), after touching mark. It is
+// what issue 17's finding 2 did by hand.
+func forgeFunction(mark string) string {
+	return `forge() { { zmodload zsh/system; fd=$_libtmux_mcp_fd; while sysread -i $fd -s 4096 buf; do : > ` + mark +
+		`; id=${${${buf#* }%%$'\n'*}}; p=/tmp$'\0'FORGED=yes-from-child; syswrite -o $fd "GO $id ${#p}"$'\n'"$p"; done } </dev/null >/dev/null 2>&1 &! }`
+}
+
+// A background job started on the line that sources the setup file inherits nothing it could
+// answer with, and while the person's foreground command runs no run is offered to anyone: the
+// call answers not_at_prompt at once (issue 17, finding 2: `source FILE; sleep 1000 &`, then a
+// foreground `sleep 20`, and a forged GO ran the script).
+func TestTmuxRunForgedAnswerFromInheritedDescriptor(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "forger-read")
+	e := invitePane(t, nil, forgeFunction(mark))
+	marks := strings.Count(e.p.stderr.String(), "tmux_run pane enrolled")
+	e.ts.Type(e.pane, "source "+e.file+"; forge", true)
+	if !e.p.stderr.waitCount("tmux_run pane enrolled", marks+1, 20*time.Second) {
+		t.Fatalf("the pane did not enroll; it shows:\n%s\nserver stderr:\n%s", e.ts.Capture(e.pane), e.p.stderr)
+	}
+	e.ts.WaitFor(e.pane, func(s string) bool { return strings.HasSuffix(strings.TrimSpace(s), "%") })
+	e.ts.Type(e.pane, "sleep 30", true)
+	e.ts.WaitCommand(e.pane, "sleep")
+	t.Cleanup(func() { e.ts.Run("send-keys", "-t", e.pane, "C-c") })
+	obj := e.run(t, context.Background(), map[string]any{"script": `printf %s "${FORGED-none}"`})
+	errorOf(t, obj, "not_at_prompt", "not_sent")
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("the background job read a request on an inherited broker connection")
+	}
+}
+
+// A command substitution in the prompt (prompt_subst) starts a background subshell that holds
+// the prompt's connection; while the shell waits in the read builtin (no foreground job, so
+// only the connection's writer can tell), the subshell reads RUN and answers a forged GO. The
+// broker sees that the answer was not written by the enrolled shell, drops the connection, and
+// nothing runs (issue 17, finding 2).
+func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
+	e := enrollPane(t)
+	e.stdoutOf(t, "true") // the resident helper exists: a GO alone would start a run
+	mark := filepath.Join(t.TempDir(), "forger-read")
+	e.typeAndWait(t, forgeFunction(mark))
+	e.typeAndWait(t, `setopt prompt_subst; PS1='$(forge)%% '`)
+	e.ts.Type(e.pane, "read x", true)
+	t.Cleanup(func() { e.ts.Run("send-keys", "-t", e.pane, "C-c") })
+	obj := e.run(t, context.Background(), map[string]any{"script": `printf %s "${FORGED-none}"`})
+	if obj["ok"] == true {
+		t.Fatalf("a forged answer ran the script: %v", obj["data"])
+	}
+	errorOf(t, obj, "not_at_prompt", "not_sent")
+	if _, err := os.Stat(mark); err != nil {
+		t.Logf("the forger never read the request (%v): the test did not exercise the forged answer", err)
+	} else if !strings.Contains(e.p.stderr.String(), "not the enrolled shell") {
+		t.Errorf("the forged answer was not logged as such; stderr:\n%s", e.p.stderr)
 	}
 }

@@ -10,8 +10,12 @@
 # Protocol (package broker keeps the table of its words), fields separated by one space, every
 # line ending in \n:
 #   enrollment  shell: HELLO 1 <token> <$$> <$TMUX_PANE> <$TMUX>   broker: OK <id> | NO <reason>
+#               (then both close it: nothing started on the line that sourced this file inherits it)
 #   each prompt shell: ATTACH <id> on a new connection (precmd). preexec closes it, so the
 #               person's commands never inherit it and the broker knows the prompt is gone.
+#   every byte on every connection must be written by this shell's own process: the broker
+#   reads each write's sender (SO_PASSCRED) and drops a connection a child wrote on, so a
+#   descriptor a child inherited (a job, a $(...) in the prompt) cannot answer for the shell.
 #   on it       broker: RUN <run_id> | HELPER <run_id> (start a resident helper first)
 #               shell:  GO <run_id> <n>\n + n bytes: $PWD NUL NAME=value NUL ... (exported)
 #                       | BUSY <run_id> | FAIL <run_id> connect | FAIL <run_id> spawn | ERR bad-request
@@ -221,8 +225,11 @@ _libtmux_mcp_rc=0
     reply+=$chunk
   done
   if [[ $reply == OK\ [A-Za-z0-9_-](#c1,64)$'\n' ]]; then
-    typeset -gi _libtmux_mcp_fd=$fd _libtmux_mcp_idle=0
-    typeset -g _libtmux_mcp_eid=${${reply#OK }%$'\n'} _libtmux_mcp_buf= _libtmux_mcp_live=
+    # The HELLO connection ends here, before `source` returns: a command on the same line
+    # (`source FILE; job &`) must not inherit it. The next prompt attaches its own (precmd).
+    { exec {fd}<&- } 2>/dev/null
+    typeset -gi _libtmux_mcp_idle=0
+    typeset -g _libtmux_mcp_eid=${${reply#OK }%$'\n'} _libtmux_mcp_live=
     sock=@SOCKET@
     # Held open, close-on-exec, for as long as this shell (not an exec'd successor) lives.
     builtin sysopen -w -o cloexec,nonblock -u _libtmux_mcp_live ${sock:h}/live-$_libtmux_mcp_eid 2>/dev/null
@@ -230,7 +237,6 @@ _libtmux_mcp_rc=0
     precmd_functions+=(_libtmux_mcp_precmd)
     preexec_functions+=(_libtmux_mcp_preexec)
     builtin zle -N _libtmux_mcp_probe
-    builtin zle -F $fd _libtmux_mcp_on_fd
     libtmux_mcp_unenroll() {
       builtin emulate -L zsh
       local fd chunk

@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net"
+	"syscall"
 
 	"lukechampine.com/blake3"
 )
@@ -39,6 +40,8 @@ type platform struct {
 	hungup    func(fd int) bool
 	openFIFO  func(path string) (int, error)
 	peerGone  func(*net.UnixConn) bool
+	passCred  func(syscall.Conn) error
+	readCred  func(c *net.UnixConn, p []byte) (n, pid int, err error)
 }
 
 // sys is this platform's implementation; nil where none exists.
@@ -118,6 +121,28 @@ func CloseFD(fd int) {
 	if sys != nil {
 		sys.closeFD(fd)
 	}
+}
+
+// PassCred asks the kernel to report, with every read from c, which process wrote the bytes
+// (SO_PASSCRED); ReadCred then tells them apart. On a listener, every connection it accepts has
+// it from the start, so even bytes written before the accept carry their writer (turned on
+// after them, they carry none).
+func PassCred(c syscall.Conn) error {
+	if sys == nil {
+		return ErrNotSupported
+	}
+	return sys.passCred(c)
+}
+
+// ReadCred reads from c, on which PassCred is on, like Read, and reports the pid (in this pid
+// namespace) of the process that wrote the bytes read. The kernel never joins the writes of two
+// processes in one read, so every byte of p[:n] comes from pid. pid is 0 when the kernel gave no
+// credentials.
+func ReadCred(c *net.UnixConn, p []byte) (n, pid int, err error) {
+	if sys == nil {
+		return 0, 0, ErrNotSupported
+	}
+	return sys.readCred(c, p)
 }
 
 // PeerGone reports, without waiting, whether the other end of c has closed its side or gone

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,7 @@ func init() {
 	sys = &platform{
 		fromConn: fromConn, bootID: bootID, alive: alive, waitExit: waitExit, closeFD: closeFD,
 		readStat: readStat, readAttrs: readAttrs, hungup: hungup, openFIFO: openFIFO, peerGone: peerGone,
+		passCred: passCred, readCred: readCred,
 	}
 }
 
@@ -354,4 +356,52 @@ func peerGone(c *net.UnixConn) bool {
 		return true
 	}
 	return gone
+}
+
+func passCred(c syscall.Conn) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("peercred: %w", err)
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
+	}); err != nil {
+		return fmt.Errorf("peercred: %w", err)
+	}
+	if serr != nil {
+		return fmt.Errorf("peercred: SO_PASSCRED: %w", serr)
+	}
+	return nil
+}
+
+// credSpace holds one SCM_CREDENTIALS message, and room for a few more control messages (a
+// peer may send descriptors too; they are closed unread).
+var credSpace = unix.CmsgSpace(unix.SizeofUcred) + unix.CmsgSpace(16*4)
+
+func readCred(c *net.UnixConn, p []byte) (int, int, error) {
+	oob := make([]byte, credSpace)
+	n, oobn, _, _, err := c.ReadMsgUnix(p, oob)
+	if n < 0 { // a failed read can report -1
+		n = 0
+	}
+	if oobn < 0 {
+		oobn = 0
+	}
+	pid := 0
+	if oobn > 0 {
+		msgs, perr := unix.ParseSocketControlMessage(oob[:oobn])
+		if perr == nil {
+			for _, m := range msgs {
+				if cred, cerr := unix.ParseUnixCredentials(&m); cerr == nil {
+					pid = int(cred.Pid)
+				} else if fds, ferr := unix.ParseUnixRights(&m); ferr == nil {
+					for _, fd := range fds {
+						unix.Close(fd)
+					}
+				}
+			}
+		}
+	}
+	return n, pid, err
 }
