@@ -3,13 +3,37 @@ package broker
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
 // stopGrace is how long a stopped helper has to send its last record.
 const stopGrace = 3 * time.Second
+
+// groupGrace is how long a script's process group has between SIGTERM and SIGKILL when the
+// broker stops it itself, as the helper would have.
+const groupGrace = 500 * time.Millisecond
+
+// stopGroup stops the process group of a script whose helper is gone (the started record named
+// it): SIGTERM, then SIGKILL if a member is left after groupGrace. It says what it did. (A
+// group's id is its leader's pid, which the kernel reuses only once every member has exited.)
+func stopGroup(pgid int) string {
+	if err := peercred.SignalGroup(pgid, syscall.SIGTERM); err != nil {
+		return fmt.Sprintf("the script's process group %d had already ended", pgid)
+	}
+	deadline := time.Now().Add(groupGrace)
+	for time.Now().Before(deadline) {
+		if peercred.SignalGroup(pgid, 0) != nil {
+			return fmt.Sprintf("the broker stopped the script's process group %d with SIGTERM", pgid)
+		}
+		time.Sleep(10 * time.Millisecond) // no descriptor tells when a group empties
+	}
+	peercred.SignalGroup(pgid, syscall.SIGKILL)
+	return fmt.Sprintf("the broker stopped the script's process group %d (SIGTERM, then SIGKILL after %s)", pgid, groupGrace)
+}
 
 // execute reads the records of the job just sent to the resident helper (marked running) to
 // the end. The helper stays for the next run unless something went wrong with it.
@@ -28,6 +52,7 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	stopCode := ""
+	pgid := 0 // the script's process group, from the started record
 	var grace <-chan time.Time
 	stop := func(code string) {
 		if stopCode == "" {
@@ -42,6 +67,7 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 			switch rec.Kind {
 			case job.KindStarted:
 				out.Delivery = Observed
+				pgid = rec.PGID
 			case job.KindStdout:
 				out.Stdout = append(out.Stdout, rec.Data...)
 			case job.KindStderr:
@@ -62,6 +88,10 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 			if stopCode == CodeCancelled || stopCode == CodeTimedOut {
 				out.Code, out.Message = stopCode, stopMessage(stopCode, b.cfg.RunTimeout)
 			}
+			if pgid > 0 {
+				// The script outlives its helper (its own group, reparented): stop it here.
+				out.Message += "; " + stopGroup(pgid) + "; descendants that left the group may still run"
+			}
 			out.Stdout, out.Stderr = nil, nil
 			return out
 		case <-tick.C:
@@ -75,6 +105,9 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 			ctx = context.Background() // fire once
 		case <-grace:
 			out.Code, out.Message = stopCode, stopMessage(stopCode, b.cfg.RunTimeout)+"; the helper did not confirm the stop"
+			if pgid > 0 {
+				out.Message += "; " + stopGroup(pgid)
+			}
 			out.Stdout, out.Stderr = nil, nil
 			return out
 		}

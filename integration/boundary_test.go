@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -101,5 +102,36 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 		t.Logf("the forger never read the request (%v): the test did not exercise the forged answer", err)
 	} else if !strings.Contains(e.p.stderr.String(), "not the enrolled shell") {
 		t.Errorf("the forged answer was not logged as such; stderr:\n%s", e.p.stderr)
+	}
+}
+
+// When the helper is SIGKILLed during a run, the broker stops the script's process group itself
+// (it knows it from the started record): the sleep is gone within 2 s of the kill, and the
+// answer says the group was stopped (issue 17, finding 4: the script ran on, orphaned).
+func TestTmuxRunHelperKilledStopsTheScript(t *testing.T) {
+	e := enrollPane(t)
+	pidfile := filepath.Join(e.ts.Dir, "pid")
+	done := e.runAsync(context.Background(), writePIDScript(pidfile, "sleep 30"))
+	sh := readPID(t, pidfile)
+	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(sh) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(stat)
+	helperPID, _ := strconv.Atoi(strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[1])
+	killed := time.Now()
+	if err := syscall.Kill(helperPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	obj := <-done
+	e.validate(t, obj)
+	er := errorOf(t, obj, "helper_failed", "observed")
+	if msg, _ := er["message"].(string); !strings.Contains(msg, "stopped the script's process group "+strconv.Itoa(sh)) {
+		t.Errorf("message %q; want it to say the script's process group %d was stopped", msg, sh)
+	}
+	groupGone(t, sh)
+	if d := time.Since(killed); d > 2*time.Second {
+		t.Errorf("the script's group outlived its helper by %s; want under 2 s", d)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"syscall"
 
@@ -42,6 +43,7 @@ type platform struct {
 	peerGone  func(*net.UnixConn) bool
 	passCred  func(syscall.Conn) error
 	readCred  func(c *net.UnixConn, p []byte) (n, pid int, err error)
+	kill      func(pid int, sig syscall.Signal) error
 }
 
 // sys is this platform's implementation; nil where none exists.
@@ -143,6 +145,19 @@ func ReadCred(c *net.UnixConn, p []byte) (n, pid int, err error) {
 		return 0, 0, ErrNotSupported
 	}
 	return sys.readCred(c, p)
+}
+
+// SignalGroup sends sig to every process in process group pgid (kill(-pgid, sig)); signal 0
+// only checks that the group still has a member (a zombie counts). It refuses a pgid below 2,
+// which would name this process's own group or every process.
+func SignalGroup(pgid int, sig syscall.Signal) error {
+	if sys == nil {
+		return ErrNotSupported
+	}
+	if pgid < 2 {
+		return fmt.Errorf("peercred: no process group %d to signal", pgid)
+	}
+	return sys.kill(-pgid, sig)
 }
 
 // PeerGone reports, without waiting, whether the other end of c has closed its side or gone

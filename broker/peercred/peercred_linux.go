@@ -21,7 +21,7 @@ func init() {
 	sys = &platform{
 		fromConn: fromConn, bootID: bootID, alive: alive, waitExit: waitExit, closeFD: closeFD,
 		readStat: readStat, readAttrs: readAttrs, hungup: hungup, openFIFO: openFIFO, peerGone: peerGone,
-		passCred: passCred, readCred: readCred,
+		passCred: passCred, readCred: readCred, kill: unix.Kill,
 	}
 }
 
