@@ -35,39 +35,120 @@ type Config struct {
 type Listener struct {
 	dir, sock string
 	ln        *net.UnixListener
+	lock      *os.File // dir/lock, locked while this process lives
 	once      sync.Once
 	err       error
 }
 
+// dirPrefix names every broker directory; lockName is the file in it whose lock says that a
+// live process owns it.
+const (
+	dirPrefix = "libtmux-mcp-broker-"
+	lockName  = "lock"
+)
+
 // Listen makes a private 0700 directory and listens on a socket in it. Setup files can be
-// written with its Path before the broker exists; Close removes the directory.
+// written with its Path (or in its Dir) before the broker exists; Close removes the directory.
+//
+// The directory is made under $XDG_RUNTIME_DIR when that is a private directory of this user,
+// else under the temporary directory. First, broker directories there that a process of this
+// user left behind when it died are removed (see sweep).
 func Listen() (*Listener, error) {
-	dir, err := os.MkdirTemp("", "libtmux-mcp-broker-")
+	base := privateBase()
+	sweep(base)
+	dir, err := os.MkdirTemp(base, dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("tmux_run: make the broker directory: %w", err)
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	fail := func(err error) (*Listener, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("tmux_run: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fail(err)
+	}
+	// The lock is taken before its file has its name, so a sweep never finds the name unlocked
+	// while this process lives.
+	lock, err := peercred.OpenNoFollow(filepath.Join(dir, lockName+".new"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	if ok, err := peercred.TryLock(lock); !ok {
+		lock.Close()
+		if err == nil {
+			err = errors.New("the broker directory's new lock is held by another process")
+		}
+		return fail(err)
+	}
+	if err := os.Rename(lock.Name(), filepath.Join(dir, lockName)); err != nil {
+		lock.Close()
+		return fail(err)
 	}
 	sock := filepath.Join(dir, "broker.sock")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
 	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("tmux_run: listen on the broker socket: %w", err)
+		lock.Close()
+		return fail(fmt.Errorf("listen on the broker socket: %w", err))
 	}
 	ln.SetUnlinkOnClose(true)
 	// Every accepted connection reports each write's process from its first byte on.
 	if err := peercred.PassCred(ln); err != nil {
 		ln.Close()
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("tmux_run: %w", err)
+		lock.Close()
+		return fail(err)
 	}
-	return &Listener{dir: dir, sock: sock, ln: ln}, nil
+	return &Listener{dir: dir, sock: sock, ln: ln, lock: lock}, nil
+}
+
+// privateBase is $XDG_RUNTIME_DIR when it is an absolute path to a directory of this user that
+// no one else may enter (0700), else the temporary directory.
+func privateBase() string {
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		if fi, err := os.Lstat(x); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && peercred.OwnedByUs(fi) {
+			return x
+		}
+	}
+	return os.TempDir()
+}
+
+// sweep removes the broker directories in base that a process of this user left when it died
+// (SIGKILL leaves no time to remove them). A directory is removed only when all of these hold:
+// its name starts with dirPrefix; it is a real directory (not a symlink), owned by this user,
+// mode 0700; it holds a lock file (made by Listen); and no process holds that file's lock, which
+// the kernel releases when its owner exits. Anything else, another user's above all, is left
+// alone.
+func sweep(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), dirPrefix) {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || !peercred.OwnedByUs(fi) {
+			continue
+		}
+		lock, err := peercred.OpenNoFollow(filepath.Join(dir, lockName), os.O_RDONLY, 0)
+		if err != nil {
+			continue
+		}
+		if lfi, err := lock.Stat(); err == nil && lfi.Mode().IsRegular() && peercred.OwnedByUs(lfi) {
+			if ok, _ := peercred.TryLock(lock); ok {
+				os.RemoveAll(dir)
+			}
+		}
+		lock.Close()
+	}
 }
 
 // Path is the socket setup files connect to.
 func (l *Listener) Path() string { return l.sock }
+
+// Dir is the listener's private directory (0700, removed by Close).
+func (l *Listener) Dir() string { return l.dir }
 
 // Close stops listening and removes the directory with everything in it.
 func (l *Listener) Close() error {
@@ -76,6 +157,7 @@ func (l *Listener) Close() error {
 		if err := os.RemoveAll(l.dir); err != nil && l.err == nil {
 			l.err = err
 		}
+		l.lock.Close()
 	})
 	return l.err
 }

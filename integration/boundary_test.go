@@ -135,3 +135,81 @@ func TestTmuxRunHelperKilledStopsTheScript(t *testing.T) {
 		t.Errorf("the script's group outlived its helper by %s; want under 2 s", d)
 	}
 }
+
+// --enroll-pane %N without FILE writes the invitation in a private directory under
+// $XDG_RUNTIME_DIR and prints its path; a server killed with SIGKILL leaves its broker
+// directory behind, and the next server's startup removes it, while it leaves alone broker
+// directories that a live process holds, that it did not make (no lock file), or that belong to
+// another user (issue 17, finding 6).
+func TestStaleBrokerDirectoryRemovedAtStartup(t *testing.T) {
+	b := build(t)
+	ts := tmuxServer(t)
+	pane := ts.ZshSession("run")
+	runtime := shortTempDir(t)
+	env := cleanEnv(t, shortTempDir(t), "XDG_RUNTIME_DIR="+runtime, "LIBTMUX_MCP_LOG=info")
+	args := []string{"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane, "--helper", b.helper}
+
+	first := start(t, env, args...)
+	first.startupLine()
+	line, ok := first.stderr.line("source ", 30*time.Second)
+	if !ok {
+		t.Fatalf("no invitation on stderr:\n%s", first.stderr)
+	}
+	file := strings.TrimSpace(line[strings.LastIndex(line, "source ")+len("source "):])
+	dir := filepath.Dir(file)
+	if filepath.Dir(dir) != runtime || !strings.HasPrefix(filepath.Base(dir), "libtmux-mcp-broker-") {
+		t.Fatalf("invitation %q; want it in a broker directory under $XDG_RUNTIME_DIR %s", file, runtime)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, file: 0o600} {
+		if fi, err := os.Lstat(path); err != nil || fi.Mode() != want {
+			t.Errorf("%s: mode %v (%v); want %v", path, fi.Mode(), err, want)
+		}
+	}
+
+	// Broker directories that must survive the sweep.
+	live := filepath.Join(runtime, "libtmux-mcp-broker-live")
+	noLock := filepath.Join(runtime, "libtmux-mcp-broker-nolock")
+	others := filepath.Join(runtime, "libtmux-mcp-broker-others")
+	for _, d := range []string{live, noLock, others} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, err := os.OpenFile(filepath.Join(live, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(others, "lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keep := []string{live, noLock}
+	if os.Getuid() == 0 { // only root can give a directory to another user
+		if err := os.Chown(others, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+		keep = append(keep, others)
+	}
+
+	first.cmd.Process.Kill()
+	first.waitExit(20 * time.Second)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the killed server's broker directory is already gone (%v): the test shows nothing", err)
+	}
+	second := start(t, env, args...)
+	second.startupLine()
+	if _, ok := second.stderr.line("source ", 30*time.Second); !ok {
+		t.Fatalf("no invitation on stderr:\n%s", second.stderr)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the dead server's broker directory %s is still there (%v)", dir, err)
+	}
+	for _, d := range keep {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed (%v); only a dead process's own directory may be", d, err)
+		}
+	}
+}

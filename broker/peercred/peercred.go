@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"syscall"
 
 	"lukechampine.com/blake3"
@@ -31,19 +32,22 @@ import (
 // variable per platform, filled by that platform's file, instead of a stub
 // of every function for the others.
 type platform struct {
-	fromConn  func(*net.UnixConn) (Peer, error)
-	bootID    func() (string, error)
-	alive     func(pidfd int) bool
-	waitExit  func(ctx context.Context, pidfd int) error
-	closeFD   func(fd int)
-	readStat  func(pid int) (Stat, error)
-	readAttrs func(pid int) (Attrs, error)
-	hungup    func(fd int) bool
-	openFIFO  func(path string) (int, error)
-	peerGone  func(*net.UnixConn) bool
-	passCred  func(syscall.Conn) error
-	readCred  func(c *net.UnixConn, p []byte) (n, pid int, err error)
-	kill      func(pid int, sig syscall.Signal) error
+	fromConn     func(*net.UnixConn) (Peer, error)
+	bootID       func() (string, error)
+	alive        func(pidfd int) bool
+	waitExit     func(ctx context.Context, pidfd int) error
+	closeFD      func(fd int)
+	readStat     func(pid int) (Stat, error)
+	readAttrs    func(pid int) (Attrs, error)
+	hungup       func(fd int) bool
+	openFIFO     func(path string) (int, error)
+	peerGone     func(*net.UnixConn) bool
+	passCred     func(syscall.Conn) error
+	readCred     func(c *net.UnixConn, p []byte) (n, pid int, err error)
+	kill         func(pid int, sig syscall.Signal) error
+	tryLock      func(fd uintptr) (bool, error)
+	ownerUID     func(os.FileInfo) (int, bool)
+	openNoFollow func(path string, flag int, perm os.FileMode) (*os.File, error)
 }
 
 // sys is this platform's implementation; nil where none exists.
@@ -158,6 +162,34 @@ func SignalGroup(pgid int, sig syscall.Signal) error {
 		return fmt.Errorf("peercred: no process group %d to signal", pgid)
 	}
 	return sys.kill(-pgid, sig)
+}
+
+// TryLock takes an exclusive lock on f (flock) without waiting, and reports whether it got it:
+// false means another open file holds it. The lock lasts until f is closed, or until the process
+// holding it exits, however it exits.
+func TryLock(f *os.File) (bool, error) {
+	if sys == nil {
+		return false, ErrNotSupported
+	}
+	return sys.tryLock(f.Fd())
+}
+
+// OwnedByUs reports whether fi's owner is this process's user.
+func OwnedByUs(fi os.FileInfo) bool {
+	if sys == nil {
+		return false
+	}
+	uid, ok := sys.ownerUID(fi)
+	return ok && uid == os.Getuid()
+}
+
+// OpenNoFollow is os.OpenFile that refuses a symlink as the last element of path
+// (O_NOFOLLOW) and closes the file on exec.
+func OpenNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
+	if sys == nil {
+		return nil, ErrNotSupported
+	}
+	return sys.openNoFollow(path, flag, perm)
 }
 
 // PeerGone reports, without waiting, whether the other end of c has closed its side or gone

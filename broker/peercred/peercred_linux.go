@@ -21,7 +21,8 @@ func init() {
 	sys = &platform{
 		fromConn: fromConn, bootID: bootID, alive: alive, waitExit: waitExit, closeFD: closeFD,
 		readStat: readStat, readAttrs: readAttrs, hungup: hungup, openFIFO: openFIFO, peerGone: peerGone,
-		passCred: passCred, readCred: readCred, kill: unix.Kill,
+		passCred: passCred, readCred: readCred, kill: unix.Kill, tryLock: tryLock,
+		ownerUID: ownerUID, openNoFollow: openNoFollow,
 	}
 }
 
@@ -404,4 +405,31 @@ func readCred(c *net.UnixConn, p []byte) (int, int, error) {
 		}
 	}
 	return n, pid, err
+}
+
+func tryLock(fd uintptr) (bool, error) {
+	for {
+		err := unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		}
+		return false, fmt.Errorf("peercred: flock: %w", err)
+	}
+}
+
+func ownerUID(fi os.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
+func openNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 }

@@ -69,10 +69,10 @@ type Config struct {
 	HTTPToken string
 }
 
-// EnrollPane is one --enroll-pane %ID=FILE.
+// EnrollPane is one --enroll-pane %ID[=FILE].
 type EnrollPane struct {
 	Pane string
-	File string // absolute
+	File string // absolute; empty puts the invitation in the broker's private directory
 }
 
 // WithDefaults fills zero values with the documented defaults.
