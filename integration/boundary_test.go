@@ -213,3 +213,37 @@ func TestStaleBrokerDirectoryRemovedAtStartup(t *testing.T) {
 		}
 	}
 }
+
+// The agent cannot enroll a pane by typing the invitation's `source FILE` into it: send_keys,
+// paste_text, send_keys_batch and run_shell_command refuse a pane with a pending invitation, and
+// the pane stays invited (issue 17, finding 1: send_keys and paste_text with enter enrolled it).
+func TestSelfEnrollmentByInputToolsRefused(t *testing.T) {
+	e := invitePane(t, nil)
+	line := "source " + e.file
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"send_keys", map[string]any{"paneId": e.pane, "text": line, "enter": true}},
+		{"paste_text", map[string]any{"paneId": e.pane, "text": line, "enter": true}},
+		{"send_keys_batch", map[string]any{"rows": []any{map[string]any{"paneId": e.pane, "text": line, "enter": true}}}},
+		{"run_shell_command", map[string]any{"paneId": e.pane, "command": line, "timeoutMs": 5000}},
+	} {
+		res := e.p.call(c.tool, c.args)
+		text := resultText(res)
+		if !res.IsError || !strings.Contains(text, "invitation_pending") || !strings.Contains(text, "only the person may type there") {
+			t.Errorf("%s into the invited pane: isError %v, %s; want an invitation_pending refusal", c.tool, res.IsError, text)
+		}
+		if got := e.state(t); got != "invited" {
+			t.Fatalf("after %s the pane is %q; want still invited", c.tool, got)
+		}
+	}
+	if strings.Contains(e.p.stderr.String(), "tmux_run pane enrolled") {
+		t.Errorf("the pane was enrolled by the agent's input; stderr:\n%s", e.p.stderr)
+	}
+	// The person can still enroll it.
+	e.source(t)
+	if got := e.stdoutOf(t, "echo ok"); got != "ok\n" {
+		t.Errorf("stdout %q after the person enrolled the pane", got)
+	}
+}

@@ -58,9 +58,11 @@ type Limits struct {
 	Attended       string        // typing (when empty), watched or ignore
 }
 
-// Enrollments reports a pane's tmux_run enrollment.
+// Enrollments reports a pane's tmux_run enrollment, and is told of input this server sends
+// (an enrollment from a pane that received it after its invitation is refused).
 type Enrollments interface {
 	Lookup(pane string) (*enroll.Enrollment, string)
+	InputBegins(panes ...string) (end func())
 }
 
 // server holds what every tool handler shares.
