@@ -49,11 +49,13 @@ func TestStartedTmuxServerGetsNoSecrets(t *testing.T) {
 }
 
 // forgeFunction defines, in the person's zsh, a function that starts a background subshell
-// which holds whatever broker connection the shell has open at that moment and answers every
-// request on it with a forged GO (cwd /tmp, FORGED=yes-from-child), after touching mark. It is
-// what issue 17's finding 2 did by hand.
+// which takes whatever broker connection the shell has open at that moment: it writes the fd it
+// found (or "none") to mark.ran, creates mark.fd when it has one, and then answers every request
+// on it with a forged GO (cwd /tmp, FORGED=yes-from-child), after creating mark. It is what
+// issue 17's finding 2 did by hand.
 func forgeFunction(mark string) string {
-	return `forge() { { zmodload zsh/system; fd=$_libtmux_mcp_fd; while sysread -i $fd -s 4096 buf; do : > ` + mark +
+	return `forge() { { zmodload zsh/system; fd=$_libtmux_mcp_fd; print -r -- ${fd:-none} > ` + mark + `.$sysparams[pid] && mv ` + mark + `.$sysparams[pid] ` + mark + `.ran; ` +
+		`[[ -n $fd ]] || exit; : > ` + mark + `.fd; while sysread -i $fd -s 4096 buf; do : > ` + mark +
 		`; id=${${${buf#* }%%$'\n'*}}; p=/tmp$'\0'FORGED=yes-from-child; syswrite -o $fd "GO $id ${#p}"$'\n'"$p"; done } </dev/null >/dev/null 2>&1 &! }`
 }
 
@@ -62,7 +64,7 @@ func forgeFunction(mark string) string {
 // call answers not_at_prompt at once (issue 17, finding 2: `source FILE; sleep 1000 &`, then a
 // foreground `sleep 20`, and a forged GO ran the script).
 func TestTmuxRunForgedAnswerFromInheritedDescriptor(t *testing.T) {
-	mark := filepath.Join(t.TempDir(), "forger-read")
+	mark := filepath.Join(shortTempDir(t), "forger-read")
 	e := invitePane(t, nil, forgeFunction(mark))
 	marks := strings.Count(e.p.stderr.String(), "tmux_run pane enrolled")
 	e.ts.Type(e.pane, "source "+e.file+"; forge", true)
@@ -80,18 +82,35 @@ func TestTmuxRunForgedAnswerFromInheritedDescriptor(t *testing.T) {
 	}
 }
 
-// A command substitution in the prompt (prompt_subst) starts a background subshell that holds
-// the prompt's connection; while the shell waits in the read builtin (no foreground job, so
-// only the connection's writer can tell), the subshell reads RUN and answers a forged GO. The
-// broker sees that the answer was not written by the enrolled shell, drops the connection, and
-// nothing runs (issue 17, finding 2).
+// A command substitution in the prompt (prompt_subst) runs before the prompt's connection is
+// attached, so it inherits nothing. A prompt redrawn while the connection is attached (zle
+// reset-prompt, here every second from TRAPALRM) does hand it to the substitution's background
+// subshell; while the shell waits in the read builtin (no foreground job, so only the writer of
+// the answer can tell), that subshell reads RUN and answers a forged GO. The broker sees that the
+// answer was not written by the enrolled shell, drops the connection, and nothing runs (issue 17,
+// finding 2).
 func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 	e := enrollPane(t)
 	e.stdoutOf(t, "true") // the resident helper exists: a GO alone would start a run
-	mark := filepath.Join(t.TempDir(), "forger-read")
+	mark := filepath.Join(shortTempDir(t), "forger") // forgers may write after the test
 	e.typeAndWait(t, forgeFunction(mark))
 	e.typeAndWait(t, `setopt prompt_subst; PS1='$(forge)%% '`)
+	waitFile(t, mark+".ran")
+	if b, _ := os.ReadFile(mark + ".ran"); strings.TrimSpace(string(b)) != "none" {
+		t.Errorf("a command substitution in the prompt found broker connection fd %s; want none (the connection attaches after the prompt is drawn)", b)
+	}
+	e.typeAndWait(t, `TMOUT=1; TRAPALRM() { zle reset-prompt }`)
+	waitFile(t, mark+".fd") // a redrawn prompt's forger holds the attached connection
 	e.ts.Type(e.pane, "read x", true)
+	// preexec closed the shell's own copy: the shell has left its prompt for the read builtin.
+	sh := shellPID(t, e)
+	deadline := time.Now().Add(10 * time.Second)
+	for holdsSocket(sh) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the shell still holds a socket 10 s after read x was typed; it shows:\n%s", e.ts.Capture(e.pane))
+		}
+		time.Sleep(10 * time.Millisecond) // polling process state
+	}
 	t.Cleanup(func() { e.ts.Run("send-keys", "-t", e.pane, "C-c") })
 	obj := e.run(t, context.Background(), map[string]any{"script": `printf %s "${FORGED-none}"`})
 	if obj["ok"] == true {
@@ -99,8 +118,8 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 	}
 	errorOf(t, obj, "not_at_prompt", "not_sent")
 	if _, err := os.Stat(mark); err != nil {
-		t.Logf("the forger never read the request (%v): the test did not exercise the forged answer", err)
-	} else if !strings.Contains(e.p.stderr.String(), "not the enrolled shell") {
+		t.Errorf("the forger never read the request (%v): the test did not exercise the forged answer", err)
+	} else if _, ok := e.p.stderr.line("not the enrolled shell", 10*time.Second); !ok {
 		t.Errorf("the forged answer was not logged as such; stderr:\n%s", e.p.stderr)
 	}
 }
@@ -246,4 +265,16 @@ func TestSelfEnrollmentByInputToolsRefused(t *testing.T) {
 	if got := e.stdoutOf(t, "echo ok"); got != "ok\n" {
 		t.Errorf("stdout %q after the person enrolled the pane", got)
 	}
+}
+
+// holdsSocket reports whether process pid has a socket open.
+func holdsSocket(pid int) bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if target, _ := os.Readlink(filepath.Join(dir, e.Name())); strings.HasPrefix(target, "socket:") {
+			return true
+		}
+	}
+	return false
 }
