@@ -24,8 +24,8 @@ type Config struct {
 	Client      *tmux.Client
 	Server      tmux.ServerInfo  // the server the enrollments belong to
 	Registry    *enroll.Registry // required: the invitations shells are accepted against
-	ShellAnswer time.Duration    // how long a shell has to answer RUN
-	RunTimeout  time.Duration    // ceiling of one run
+	ShellAnswer time.Duration    // how long a shell has to answer RUN; 0 is DefaultShellAnswer
+	RunTimeout  time.Duration    // ceiling of one run; 0 is DefaultRunTimeout
 	Log         *slog.Logger
 	// Peer reads a connection's credentials; peercred.FromConn by default.
 	Peer func(*net.UnixConn) (peercred.Peer, error)
@@ -35,33 +35,120 @@ type Config struct {
 type Listener struct {
 	dir, sock string
 	ln        *net.UnixListener
+	lock      *os.File // dir/lock, locked while this process lives
 	once      sync.Once
 	err       error
 }
 
+// dirPrefix names every broker directory; lockName is the file in it whose lock says that a
+// live process owns it.
+const (
+	dirPrefix = "libtmux-mcp-broker-"
+	lockName  = "lock"
+)
+
 // Listen makes a private 0700 directory and listens on a socket in it. Setup files can be
-// written with its Path before the broker exists; Close removes the directory.
+// written with its Path (or in its Dir) before the broker exists; Close removes the directory.
+//
+// The directory is made under $XDG_RUNTIME_DIR when that is a private directory of this user,
+// else under the temporary directory. First, broker directories there that a process of this
+// user left behind when it died are removed (see sweep).
 func Listen() (*Listener, error) {
-	dir, err := os.MkdirTemp("", "libtmux-mcp-broker-")
+	base := privateBase()
+	sweep(base)
+	dir, err := os.MkdirTemp(base, dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("tmux_run: make the broker directory: %w", err)
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	fail := func(err error) (*Listener, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("tmux_run: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fail(err)
+	}
+	// The lock is taken before its file has its name, so a sweep never finds the name unlocked
+	// while this process lives.
+	lock, err := peercred.OpenNoFollow(filepath.Join(dir, lockName+".new"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	if ok, err := peercred.TryLock(lock); !ok {
+		lock.Close()
+		if err == nil {
+			err = errors.New("the broker directory's new lock is held by another process")
+		}
+		return fail(err)
+	}
+	if err := os.Rename(lock.Name(), filepath.Join(dir, lockName)); err != nil {
+		lock.Close()
+		return fail(err)
 	}
 	sock := filepath.Join(dir, "broker.sock")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
 	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("tmux_run: listen on the broker socket: %w", err)
+		lock.Close()
+		return fail(fmt.Errorf("listen on the broker socket: %w", err))
 	}
 	ln.SetUnlinkOnClose(true)
-	return &Listener{dir: dir, sock: sock, ln: ln}, nil
+	// Every accepted connection reports each write's process from its first byte on.
+	if err := peercred.PassCred(ln); err != nil {
+		ln.Close()
+		lock.Close()
+		return fail(err)
+	}
+	return &Listener{dir: dir, sock: sock, ln: ln, lock: lock}, nil
+}
+
+// privateBase is $XDG_RUNTIME_DIR when it is an absolute path to a directory of this user that
+// no one else may enter (0700), else the temporary directory.
+func privateBase() string {
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		if fi, err := os.Lstat(x); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && peercred.OwnedByUs(fi) {
+			return x
+		}
+	}
+	return os.TempDir()
+}
+
+// sweep removes the broker directories in base that a process of this user left when it died
+// (SIGKILL leaves no time to remove them). A directory is removed only when all of these hold:
+// its name starts with dirPrefix; it is a real directory (not a symlink), owned by this user,
+// mode 0700; it holds a lock file (made by Listen); and no process holds that file's lock, which
+// the kernel releases when its owner exits. Anything else, another user's above all, is left
+// alone.
+func sweep(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), dirPrefix) {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || !peercred.OwnedByUs(fi) {
+			continue
+		}
+		lock, err := peercred.OpenNoFollow(filepath.Join(dir, lockName), os.O_RDONLY, 0)
+		if err != nil {
+			continue
+		}
+		if lfi, err := lock.Stat(); err == nil && lfi.Mode().IsRegular() && peercred.OwnedByUs(lfi) {
+			if ok, _ := peercred.TryLock(lock); ok {
+				os.RemoveAll(dir)
+			}
+		}
+		lock.Close()
+	}
 }
 
 // Path is the socket setup files connect to.
 func (l *Listener) Path() string { return l.sock }
+
+// Dir is the listener's private directory (0700, removed by Close).
+func (l *Listener) Dir() string { return l.dir }
 
 // Close stops listening and removes the directory with everything in it.
 func (l *Listener) Close() error {
@@ -70,6 +157,7 @@ func (l *Listener) Close() error {
 		if err := os.RemoveAll(l.dir); err != nil && l.err == nil {
 			l.err = err
 		}
+		l.lock.Close()
 	})
 	return l.err
 }
@@ -108,6 +196,12 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ShellAnswer <= 0 {
+		cfg.ShellAnswer = DefaultShellAnswer
+	}
+	if cfg.RunTimeout <= 0 {
+		cfg.RunTimeout = DefaultRunTimeout
 	}
 	boot, err := peercred.BootID()
 	if err != nil {
@@ -197,11 +291,13 @@ func (b *Broker) handle(conn *net.UnixConn) {
 		conn.Close()
 		return
 	}
-	r := bufio.NewReaderSize(conn, 4096)
+	src := newOnlyFrom(conn, peer.PID)
+	r := bufio.NewReaderSize(src, 4096)
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := readLine(r)
 	conn.SetReadDeadline(time.Time{})
 	if err != nil {
+		b.logForeign(err, "")
 		peer.Close()
 		conn.Close()
 		return
@@ -217,7 +313,7 @@ func (b *Broker) handle(conn *net.UnixConn) {
 	case len(f) == 2 && f[0] == WordAttach:
 		b.attach(conn, r, peer, f[1])
 	case len(f) == 3 && f[0] == WordSpawn:
-		b.spawn(conn, r, peer, f[1], f[2])
+		b.spawn(conn, r, src, peer, f[1], f[2])
 	case len(f) == 2 && f[0] == WordBye:
 		peer.Close()
 		if sh := b.shellByID(f[1]); sh != nil && b.isEnrolledProcess(sh.e, peer) {
@@ -267,8 +363,6 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	} else {
 		b.cfg.Log.Warn("tmux_run liveness FIFO", slog.Any("err", err))
 	}
-	p := newPrompt(conn, r)
-	sh.prompt = p
 	b.mu.Lock()
 	old := b.shells[e.Pane]
 	b.shells[e.Pane] = sh
@@ -276,14 +370,18 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	if old != nil {
 		b.lose(old, "replaced by a new enrollment")
 	}
-	b.wg.Add(2)
-	go func() { defer b.wg.Done(); b.readPrompt(sh, p) }()
+	b.wg.Add(1)
 	go func() { defer b.wg.Done(); b.watchShell(sh) }()
 	if sh.live >= 0 {
 		b.wg.Add(1)
 		go func() { defer b.wg.Done(); b.watchLive(sh) }()
 	}
-	if _, err := fmt.Fprintf(conn, "%s %s\n", WordOK, e.ID); err != nil {
+	// The HELLO connection ends with OK: the shell closes it too, before `source FILE` returns,
+	// so nothing started on the same command line inherits it. Runs are asked on the
+	// connection its next prompt attaches.
+	_, err := fmt.Fprintf(conn, "%s %s\n", WordOK, e.ID)
+	conn.Close()
+	if err != nil {
 		b.lose(sh, "cannot answer the shell")
 		return
 	}
@@ -307,6 +405,15 @@ func (b *Broker) attach(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer,
 	}
 	b.wg.Add(1)
 	go func() { defer b.wg.Done(); b.readPrompt(sh, p) }()
+}
+
+// logForeign logs err if it says a process other than the one that connected wrote on the
+// connection (pane is empty when not yet known).
+func (b *Broker) logForeign(err error, pane string) {
+	var fe *foreignWriterError
+	if errors.As(err, &fe) {
+		b.cfg.Log.Warn("tmux_run refused bytes from a process that is not the enrolled shell", slog.String("pane", pane), slog.Int("writer", fe.pid), slog.Int("shell", fe.want))
+	}
 }
 
 // sameServer reports whether a $TMUX value (socket,pid,session) names the

@@ -1,5 +1,5 @@
 // Package broker is the Unix-socket broker of tmux_run. An enrolled zsh
-// connects to it once to enroll (HELLO), then once per prompt (ATTACH: the
+// connects to it once to enroll (HELLO, closed after the answer), then once per prompt (ATTACH: the
 // connection lives while the prompt is shown, so the person's commands never
 // inherit it and the broker knows at once when a command runs). A run asks
 // the shell on that connection (RUN, or HELPER the first time) whether it is
@@ -15,7 +15,11 @@
 //
 // Every connection's peer credentials are checked before anything it sends
 // is read, and HELLO, ATTACH, SPAWN and BYE must come from the enrolled
-// process itself (pid and process generation). The broker never types into a
+// process itself (pid and process generation). Every byte a shell's
+// connection carries must be written by the process that connected
+// (SO_PASSCRED: the kernel names each write's sender), so a descriptor a
+// child inherited cannot answer for the shell; and a shell whose terminal
+// has a foreground job is never asked, whatever connection seems attached. The broker never types into a
 // terminal and never polls a shell: it writes one line and waits, with a
 // deadline, for the answer.
 //

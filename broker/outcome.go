@@ -1,5 +1,13 @@
 package broker
 
+import "time"
+
+// Defaults that a zero Config gets (the server's configuration sets both).
+const (
+	DefaultShellAnswer = 2 * time.Second   // how long a shell has to answer RUN
+	DefaultRunTimeout  = 120 * time.Second // ceiling of one run
+)
+
 // Error codes of tmux_run: a closed set.
 const (
 	CodeInvalidTarget     = "invalid_target"
@@ -55,10 +63,6 @@ type Outcome struct {
 	Completion *Completion // nil unless observed
 	Stdout     []byte
 	Stderr     []byte
-}
-
-func refuse(code, msg string) Outcome {
-	return Outcome{Code: code, Message: msg, Delivery: NotSent}
 }
 
 // Request is one tmux_run call.

@@ -113,6 +113,7 @@ func (b *Broker) readPrompt(sh *shell, p *prompt) {
 	for {
 		line, err := readLine(p.r)
 		if err != nil {
+			b.logForeign(err, sh.e.Pane)
 			return
 		}
 		rep, n, verdict := parseReply(line)

@@ -3,11 +3,34 @@ package broker
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/tmux"
 )
+
+// RunOption is the pane option stamped with the last run a shell agreed to.
+const RunOption = "@libtmux_mcp_run"
+
+// Stamp records runID on pane, in one tmux command-queue step and only if the pane still runs
+// process pid and is alive (tmux.GuardCommand), so a stamp never lands on a respawned pane. The
+// broker calls it only once the shell has agreed to the run, off the run's path: it is a record
+// for people (tmux show-options -p @libtmux_mcp_run), not the authorization. It reports whether
+// the stamp was written.
+func Stamp(ctx context.Context, c *tmux.Client, pane string, pid int, runID string) (bool, error) {
+	nonce := enroll.NewRunID()
+	args, err := tmux.GuardCommand(pane, pid, RunOption, runID, nonce)
+	if err != nil {
+		return false, err
+	}
+	out, err := c.Run(ctx, args...)
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(out, "OK-"+nonce+"\n"), nil
+}
 
 // stampDelay is how long a run's stamp waits before it is written. Stamps that come meanwhile
 // are written together, the latest per pane: a busy agent costs at most one tmux process per
@@ -78,7 +101,7 @@ func (b *Broker) stampLoop(ctx context.Context) {
 		b.stamps.pending = map[string]pendingStamp{}
 		b.stamps.mu.Unlock()
 		for pane, st := range batch {
-			if _, err := enroll.Stamp(ctx, b.cfg.Client, pane, st.pid, st.runID); err != nil && ctx.Err() == nil {
+			if _, err := Stamp(ctx, b.cfg.Client, pane, st.pid, st.runID); err != nil && ctx.Err() == nil {
 				b.cfg.Log.Warn("tmux_run could not stamp the pane with its run", slog.String("pane", pane), slog.Any("err", err))
 			}
 		}

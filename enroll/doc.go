@@ -2,8 +2,7 @@
 // panes a person was invited to enroll, the single-use tokens bound to each
 // pane and server, their expiry, the enrollments that sourcing a setup file
 // produced, and the generations (server, enrollment, process) a run is
-// authorized against. Stamp records, in one tmux queue step, the last run a
-// shell agreed to on its pane.
+// authorized against.
 //
 // It does not speak the shell protocol or run anything; package broker does.
 package enroll

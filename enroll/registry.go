@@ -28,12 +28,16 @@ const (
 	ReasonWrongServer    = "wrong-server"
 	ReasonWrongUID       = "wrong-uid"
 	ReasonLimit          = "limit"
+	// ReasonAgentInput: this server sent input to the pane since the invitation was written (or
+	// was sending it), so the `source` may not have been the person's; the invitation is
+	// withdrawn.
+	ReasonAgentInput = "agent-input"
 )
 
 // MaxPanes is the most panes that may be invited at once.
 const MaxPanes = 8
 
-// Files makes and removes setup files; package shellsetup implements it.
+// Files makes and removes setup files; cmd/libtmux-mcp implements it with package shellsetup.
 type Files interface {
 	// Create writes a fresh setup file for pane with token; it refuses an
 	// existing path.
@@ -63,6 +67,9 @@ type slot struct {
 	timer      *time.Timer
 	remove     func() error // removes the file this process created
 	enrolled   *Enrollment
+	invitedSeq uint64 // Registry.seq when the live invitation was written
+	inputSeq   uint64 // Registry.seq when this server's last input to the pane went
+	inflight   int    // inputs to the pane begun and not yet ended
 }
 
 // Registry holds the slots of one server process.
@@ -73,6 +80,7 @@ type Registry struct {
 	slots    map[string]*slot
 	now      func() time.Time
 	notify   func(msg string)
+	seq      uint64 // orders invitations and inputs
 }
 
 // NewRegistry returns a registry for panes (pane id -> setup file path).
@@ -110,7 +118,8 @@ func (r *Registry) Invite() ([]string, error) {
 			errs = append(errs, fmt.Errorf("invite pane %s: %w", pane, err))
 			continue
 		}
-		s.token, s.remove, s.expires = token, remove, r.now().Add(r.lifetime)
+		r.seq++
+		s.token, s.remove, s.expires, s.invitedSeq = token, remove, r.now().Add(r.lifetime), r.seq
 		s.timer = time.AfterFunc(r.lifetime, func() { r.expire(pane, token) })
 		invited = append(invited, pane)
 		r.notify(fmt.Sprintf("tmux_run: to enroll pane %s, run in that pane's zsh within %s: source %s", pane, r.lifetime, s.file))
@@ -199,6 +208,11 @@ func (r *Registry) Accept(h Hello, f Facts) (*Enrollment, string) {
 		return nil, ReasonWrongServer
 	case f.PanePID == 0 || h.PeerPID != h.ShellPID || h.PeerPID != f.PanePID:
 		return nil, ReasonNotPaneProcess
+	case s.inflight > 0 || s.inputSeq > s.invitedSeq:
+		s.expired[h.Token] = true
+		r.retireLocked(s)
+		r.notify(fmt.Sprintf("tmux_run: pane %s received input from this server after its invitation was written, so its enrollment was refused and the invitation withdrawn; send SIGHUP to invite it again", s.pane))
+		return nil, ReasonAgentInput
 	}
 	if r.enrolledLocked() >= MaxPanes && (s.enrolled == nil || s.enrolled.Lost()) {
 		return nil, ReasonLimit
@@ -228,6 +242,35 @@ func (r *Registry) Lose(e *Enrollment) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.lost.Store(true)
+}
+
+// InputBegins notes that this server is about to send input (keys, a paste, a command line) to
+// panes; the function it returns notes that the input went (or failed) and must be called once.
+// An enrollment from a pane that received this server's input after its invitation was written,
+// or while input to it was under way, is refused (ReasonAgentInput): enrolling is the person's
+// act. Panes that were never invited are not tracked.
+func (r *Registry) InputBegins(panes ...string) (end func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var slots []*slot
+	for _, p := range panes {
+		if s := r.slots[p]; s != nil {
+			s.inflight++
+			slots = append(slots, s)
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.seq++
+			for _, s := range slots {
+				s.inflight--
+				s.inputSeq = r.seq
+			}
+		})
+	}
 }
 
 // Lookup returns the current enrollment of pane and the pane's state.

@@ -129,3 +129,40 @@ func TestTooManyPanes(t *testing.T) {
 		t.Error("9 panes accepted")
 	}
 }
+
+// Input this server sent to an invited pane after its invitation was written, or while it was
+// under way, refuses the enrollment from that pane (the `source` may have been the agent's) and
+// withdraws the invitation; input before the invitation does not.
+func TestAcceptRefusesAPaneThisServerTypedInto(t *testing.T) {
+	r, files := newTestRegistry(t, time.Minute)
+	hello := func(pane, path string) Hello {
+		return Hello{Token: files.token(path), ShellPID: 100, Pane: pane, TMUX: "/s,1,0", PeerPID: 100, ProcessGeneration: "g"}
+	}
+	end := r.InputBegins("%1", "%9") // %9 was never invited: not tracked
+	h1 := hello("%1", "/f1")
+	if e, reason := r.Accept(h1, okChecks); e != nil || reason != ReasonAgentInput {
+		t.Fatalf("Accept while input to the pane is under way = %v, %q; want %q", e, reason, ReasonAgentInput)
+	}
+	end()
+	if _, state := r.Lookup("%1"); state != StateNone {
+		t.Errorf("state after the refusal %q; want none (the invitation withdrawn)", state)
+	}
+	if <-files.removed != "/f1" {
+		t.Error("the withdrawn invitation's file was not removed")
+	}
+	if e, reason := r.Accept(h1, okChecks); e != nil || reason != ReasonExpired {
+		t.Errorf("the withdrawn token again = %v, %q; want %q", e, reason, ReasonExpired)
+	}
+	// A fresh invitation after the input is clean; input after it refuses again.
+	if panes, err := r.Invite(); err != nil || len(panes) != 1 {
+		t.Fatalf("Invite = %v, %v", panes, err)
+	}
+	if e, reason := r.Accept(hello("%1", "/f1"), okChecks); e == nil {
+		t.Errorf("a fresh invitation after the input: refused %q; want enrolled", reason)
+	}
+	h2 := hello("%2", "/f2")
+	r.InputBegins("%2")()
+	if e, reason := r.Accept(h2, okChecks); e != nil || reason != ReasonAgentInput {
+		t.Errorf("Accept after input to the invited pane = %v, %q; want %q", e, reason, ReasonAgentInput)
+	}
+}

@@ -4,7 +4,7 @@
 // "libtmux-mcp-helper serve", with fds 0-2 on /dev/null and fd 3 a Unix stream connection to the
 // broker that the shell itself opened (so the broker knows it comes from the enrolled process).
 // The helper then stays resident for that enrollment: [Main] reads jobs from fd 3, one at a
-// time, checks each one's BLAKE3 digest, and runs "/bin/sh -c SCRIPT" with stdin from /dev/null
+// time, checks each one's BLAKE3 digest, and runs "/bin/sh -c -- SCRIPT" with stdin from /dev/null
 // in a process group of its own, in the directory, environment and umask the job carries (the
 // shell's at the moment it agreed to the run). It streams stdout and stderr back as separate
 // records up to their limits and ends each job with exactly one final record: the exit status or

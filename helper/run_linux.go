@@ -191,7 +191,8 @@ func (r *runner) run(j job.Job, msgs <-chan message, sigs <-chan os.Signal) bool
 	// were inherited when the shell started this helper; the broker replaces a helper whose
 	// limits no longer match the shell's). A nil Stdin is /dev/null.
 	unix.Umask(j.Umask)
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", string(j.Script))
+	// "--": a script that begins with - or + is the script, never options of sh.
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", "--", string(j.Script))
 	cmd.Dir = j.Dir
 	cmd.Env = append([]string{}, j.Env...) // never nil: nil would mean the helper's own
 	cmd.Stdout = &limitWriter{r: r, kind: job.KindStdout, stream: job.StreamStdout, limit: j.StdoutLimit}

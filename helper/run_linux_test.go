@@ -332,6 +332,10 @@ func TestRun(t *testing.T) {
 		{name: "exit 0", script: "exit 0", want: exited(0)},
 		{name: "exit 3", script: "exit 3", want: exited(3)},
 		{name: "command not found is 127", script: "no_such_command_libtmux_mcp_test", want: exited(127), stderrHas: "not found"},
+		// A script is never read as options of sh: "-x" alone would be "-c requires an argument"
+		// (exit 2); as a script it is a command that is not found.
+		{name: "a script beginning with a dash is a script", script: "-x", want: exited(127), stderrHas: "not found"},
+		{name: "a script beginning with a plus is a script", script: "+x; echo ran", want: exited(0), stdout: "ran\n", stderrHas: "not found"},
 		{name: "SIGKILL", script: "kill -KILL $$", want: signaled(9)},
 		// The helper was started with these ignored; the script must get them at their defaults.
 		{name: "SIGTERM", script: "kill -TERM $$; echo survived", want: signaled(15)},

@@ -199,6 +199,14 @@ func TestTmuxRunServerRestartedOnTheSameSocket(t *testing.T) {
 		t.Logf("the new server's first pane is %s, not %s", pane, e.pane)
 	}
 	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "stale_generation", "not_sent")
+	// The enrollment was of the old server: no pane of the new one is enrolled (or invited),
+	// whatever its id (issue 17, finding 5).
+	obj, _ := e.p.answer("list_panes", map[string]any{})
+	for _, row := range obj["panes"].([]any) {
+		if r := row.(map[string]any); r["enrollment"] != "none" {
+			t.Errorf("after the restart, list_panes shows %s as %v (generation %v); want none", r["paneId"], r["enrollment"], r["serverGeneration"])
+		}
+	}
 	info, err := e.ts.Client.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -179,6 +179,9 @@ func TestTmuxRunCompletion(t *testing.T) {
 		{"kill -KILL $$", "signaled", 0, 9, "", ""},
 		{"kill -TERM $$", "signaled", 0, 15, "", ""},
 		{"cat; echo rc=$?", "exited", 0, 0, "rc=0\n", ""},
+		// A script that begins with - or + is a script, never options of /bin/sh.
+		{"-x", "exited", 127, 0, "", ""},
+		{"+x 2>/dev/null; echo ran", "exited", 0, 0, "ran\n", ""},
 	} {
 		d := data(t, e.run(t, ctx, map[string]any{"script": tc.script}))
 		c := d["completion"].(map[string]any)

@@ -176,9 +176,15 @@ type boundaryRecord struct {
 	// HostCommandExecution: "absent", or "enrolled-panes" when tmux_run is
 	// on.
 	HostCommandExecution string `json:"hostCommandExecution"`
-	SocketSelection      string `json:"socketSelection"` // process-wide
-	Resources            string `json:"resources"`       // static
-	Note                 string `json:"note"`
+	// Posture: how far enrollment rests on this process. "tmux-run-off"; "person-only" when
+	// tmux_run is on and no tool types into panes or runs commands there (the strong posture:
+	// only a person at the terminal can source an invitation); "same-user-commands" when such
+	// tools are on too: the agent then runs commands as the same user, so it could reach tmux
+	// without this server, and the input tools' refusals are a guard, not a boundary.
+	Posture         string `json:"posture"`
+	SocketSelection string `json:"socketSelection"` // process-wide
+	Resources       string `json:"resources"`       // static
+	Note            string `json:"note"`
 }
 
 // capabilities builds the document for s.
@@ -208,6 +214,7 @@ func (s *server) capabilities() capabilitiesDoc {
 	}
 	d.Boundary = boundaryRecord{
 		HostCommandExecution: "absent",
+		Posture:              PostureTmuxRunOff,
 		SocketSelection:      "process-wide",
 		Resources:            "static",
 		Note: "No tool runs a command on the host. Tools act with the tmux user's authority on one tmux server; " +
@@ -215,10 +222,38 @@ func (s *server) capabilities() capabilitiesDoc {
 	}
 	if s.sel.Has("tmux_run") {
 		d.Boundary.HostCommandExecution = "enrolled-panes"
+		d.Boundary.Posture = s.sel.Posture()
 		d.Boundary.Note = "tmux_run runs authored POSIX sh scripts, as the enrolled shell's user, in panes whose zsh a person enrolled; " +
 			"no tool can enroll a pane. Other tools act with the tmux user's authority on one tmux server."
+		if d.Boundary.Posture == PostureSameUserCommands {
+			d.Boundary.Note += " Tools that type into panes or run commands there are on too: with them the agent runs commands as the same user, " +
+				"so enrollment rests on the person; input tools refuse a pane with a pending invitation and an enrollment from a pane this server typed into is refused. " +
+				"The strong posture is tmux_run with inspect only (--toolsets inspect --enable-tool tmux_run)."
+		}
 	}
 	return d
+}
+
+// The postures tmux://capabilities reports (boundary.posture).
+const (
+	PostureTmuxRunOff       = "tmux-run-off"
+	PosturePersonOnly       = "person-only"
+	PostureSameUserCommands = "same-user-commands"
+)
+
+// Posture is the enrollment posture of the selection: PostureTmuxRunOff without tmux_run;
+// PostureSameUserCommands when a selected tool types into panes or runs commands there
+// (process reach pane-input or pane-command); else PosturePersonOnly.
+func (sel Selection) Posture() string {
+	if !sel.Has("tmux_run") {
+		return PostureTmuxRunOff
+	}
+	for _, name := range sel.Tools {
+		if r := catalog[name].spec().capability.ProcessReach; r == "pane-input" || r == "pane-command" {
+			return PostureSameUserCommands
+		}
+	}
+	return PosturePersonOnly
 }
 
 // addCapabilities serves tmux://capabilities, computed once.

@@ -201,7 +201,8 @@ func TestCapabilitiesResource(t *testing.T) {
 	if diff := cmp.Diff(want, doc.Socket); diff != "" {
 		t.Errorf("socket record (-want +got):\n%s", diff)
 	}
-	if doc.Boundary.HostCommandExecution != "absent" || doc.Boundary.Resources != "static" || doc.Boundary.SocketSelection != "process-wide" {
+	if doc.Boundary.HostCommandExecution != "absent" || doc.Boundary.Resources != "static" || doc.Boundary.SocketSelection != "process-wide" ||
+		doc.Boundary.Posture != PostureTmuxRunOff {
 		t.Errorf("boundary %+v; want host-command execution absent", doc.Boundary)
 	}
 
@@ -212,8 +213,36 @@ func TestCapabilitiesResource(t *testing.T) {
 	}
 	doc, _ = readCapabilities(t, connect(t, ts, Deps{Selection: sel}))
 	if doc.Boundary.HostCommandExecution != "enrolled-panes" || !strings.Contains(doc.Boundary.Note, "enrolled") ||
-		!slices.Equal(doc.Tools, []string{"tmux_run"}) || doc.Capabilities["tmux_run"].ProcessReach != "enrolled-shell" {
+		!slices.Equal(doc.Tools, []string{"tmux_run"}) || doc.Capabilities["tmux_run"].ProcessReach != "enrolled-shell" ||
+		doc.Boundary.Posture != PosturePersonOnly {
 		t.Errorf("with tmux_run: tools %v, boundary %+v", doc.Tools, doc.Boundary)
+	}
+	// The posture says which side of the boundary the process is on (issue 17): inspect only
+	// with tmux_run is person-only; any tool that types or runs commands makes it
+	// same-user-commands, and the note names the strong posture.
+	for _, c := range []struct {
+		toolsets []string
+		want     string
+	}{
+		{[]string{Inspect}, PosturePersonOnly},
+		{[]string{Inspect, Manage}, PosturePersonOnly},
+		{[]string{Inspect, Execute}, PostureSameUserCommands},
+	} {
+		sel, err := Select(tmux.Provenance{}, c.toolsets, []string{"tmux_run"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sel.Posture(); got != c.want {
+			t.Errorf("toolsets %v with tmux_run: posture %q; want %q", c.toolsets, got, c.want)
+		}
+	}
+	sel, err = Select(tmux.Provenance{}, []string{Inspect, Execute}, []string{"tmux_run"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ = readCapabilities(t, connect(t, ts, Deps{Selection: sel}))
+	if doc.Boundary.Posture != PostureSameUserCommands || !strings.Contains(doc.Boundary.Note, "--toolsets inspect --enable-tool tmux_run") {
+		t.Errorf("with execute and tmux_run: boundary %+v", doc.Boundary)
 	}
 }
 

@@ -59,7 +59,7 @@ func TestHugeStringsNeverReachTmux(t *testing.T) {
 		{"set_pane_title", map[string]any{"paneId": pane, "title": huge}},
 	} {
 		before := c.Calls()
-		text := call(t, cs, tc.tool, tc.args, nil)
+		text := callErr(t, cs, tc.tool, tc.args, "")
 		if !strings.Contains(text, "the most it takes is 256 bytes") || len(text) > 400 {
 			t.Errorf("%s with a 10 MB string answered %d bytes: %.300q; want a short refusal naming the maximum", tc.tool, len(text), text)
 		}
@@ -76,7 +76,7 @@ func TestErrorsQuoteLittle(t *testing.T) {
 	ts.NewSession("s", "sh")
 	cs := connect(t, ts, Deps{})
 	pattern := "(" + strings.Repeat("a", 1000)
-	text := call(t, cs, "search_panes", map[string]any{"pattern": pattern, "regex": true}, nil)
+	text := callErr(t, cs, "search_panes", map[string]any{"pattern": pattern, "regex": true}, "")
 	if text == "" || strings.Contains(text, strings.Repeat("a", 201)) || !strings.Contains(text, "(1001 bytes)") {
 		t.Errorf("search_panes with a bad 1001-byte regexp answered %q; want at most 200 bytes of it quoted", text)
 	}
@@ -101,13 +101,8 @@ func TestBlockingCap(t *testing.T) {
 		}()
 	}
 	// Both are in flight once their tmux wait-for processes run.
-	for deadline := time.Now().Add(20 * time.Second); waitForProcesses(t, ts.Socket, "cap") < 2; {
-		if time.Now().After(deadline) {
-			t.Fatal("the two waits did not start within 20 s")
-		}
-		time.Sleep(10 * time.Millisecond) // polling /proc
-	}
-	refusal := call(t, cs, "wait_for_channel", map[string]any{"channel": "other", "timeoutMs": 1}, nil)
+	tmuxtest.Eventually(t, 20*time.Second, "the two waits' wait-for processes", func() bool { return waitForProcesses(t, ts.Socket, "cap") >= 2 })
+	refusal := callErr(t, cs, "wait_for_channel", map[string]any{"channel": "other", "timeoutMs": 1}, "")
 	if !strings.Contains(refusal, "2 blocking calls (waits and runs) are already in flight") || !strings.Contains(refusal, "LIBTMUX_MCP_MAX_BLOCKING") {
 		t.Errorf("the third blocking call answered %q; want the cap's refusal", refusal)
 	}

@@ -120,6 +120,8 @@ func (f fakeEnrollments) Lookup(pane string) (*enroll.Enrollment, string) {
 
 func (f fakeEnrollments) Invites(pane string) bool { return f.invited[pane] }
 
+func (f fakeEnrollments) InputBegins(...string) func() { return func() {} }
+
 // refusingRunner answers every run as the broker answers one for a pane
 // with no enrollment (or with a lost one, for lost).
 type refusingRunner struct{ lost bool }

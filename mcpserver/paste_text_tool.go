@@ -77,6 +77,7 @@ func (s *server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in paste
 	if _, err := s.protect(ctx, "pane", in.PaneID, in.Force, forPaste); err != nil {
 		return pasteTextResult{}, err
 	}
+	defer s.inputTo(in.PaneID)()
 	flags := "-d"
 	if in.Bracketed {
 		flags = "-dp"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -26,6 +27,19 @@ const (
 	// dead and modal panes included (killing them is fine).
 	forTeardown
 )
+
+// codeInvitationPending begins the refusal of input to a pane with a pending tmux_run
+// invitation.
+const codeInvitationPending = "invitation_pending"
+
+// inputTo notes that input is about to go to panes (see Enrollments.InputBegins); call the
+// function it returns once it went or failed.
+func (s *server) inputTo(panes ...string) (end func()) {
+	if s.deps.Enrollments == nil {
+		return func() {}
+	}
+	return s.deps.Enrollments.InputBegins(panes...)
+}
 
 // typingWindow is how recent a person's keystroke must be for the
 // "typing" attended mode to refuse.
@@ -118,6 +132,9 @@ func (s *server) cohortOf(pn tmux.Pane, all []tmux.Pane) []tmux.Pane {
 func (s *server) refusal(pn tmux.Pane, snap tmux.Snapshot, force string, p purpose) error {
 	if s.caller.is(pn.ID, snap.Server.PID) && force != pn.ID {
 		return fmt.Errorf("pane %s is the pane this MCP server runs in; acting on it could end or disturb this session; to do it anyway pass force:%q", pn.ID, pn.ID)
+	}
+	if p != forTeardown && s.enrollmentState(pn.ID, snap.Server.Generation) == enroll.StateInvited {
+		return fmt.Errorf("%s: pane %s holds a pending tmux_run invitation, and enrolling is the person's act: only the person may type there until the invitation is used or expires (list_panes shows its enrollment); use another pane", codeInvitationPending, pn.ID)
 	}
 	if p != forTeardown {
 		if pn.Dead {

@@ -78,7 +78,7 @@ func (s *server) paneRows(snap tmux.Snapshot) []paneRow {
 			Dead: p.Dead, InMode: p.InMode,
 			Caller:           s.caller.is(p.ID, snap.Server.PID),
 			Watched:          shown[p.WindowID] && (!p.WindowZoomed || p.Active),
-			Enrollment:       s.enrollmentState(p.ID),
+			Enrollment:       s.enrollmentState(p.ID, snap.Server.Generation),
 			ServerGeneration: snap.Server.Generation,
 		})
 	}

@@ -73,6 +73,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	if err != nil {
 		return runShellCommandResult{}, err
 	}
+	defer s.inputTo(in.PaneID)()
 	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
 	if !shells[shell] || !atPrompt(c.pane.PID) {
 		return runShellCommandResult{}, fmt.Errorf("pane %s runs %q, not a shell at its prompt; wait for it to finish (wait_for_text), or use send_keys to drive it", in.PaneID, c.pane.CurrentCommand)

@@ -52,7 +52,9 @@ func (s *server) sendKeysBatch(ctx context.Context, _ *mcp.CallToolRequest, in s
 		// later (the earlier input may itself have changed the pane).
 		c, err := s.protect(ctx, "pane", row.PaneID, in.Force, forInput)
 		if err == nil {
+			end := s.inputTo(c.cohort...)
 			err = s.send(ctx, row, args[i])
+			end()
 		}
 		if err != nil {
 			return sendKeysBatchResult{}, fmt.Errorf("row %d: %w; %s", i, err, sentRows(i, len(in.Rows)))

@@ -36,6 +36,7 @@ func (s *server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKe
 	if err != nil {
 		return sendKeysResult{}, err
 	}
+	defer s.inputTo(c.cohort...)()
 	if err := s.send(ctx, in.keyInput, args); err != nil {
 		return sendKeysResult{}, err
 	}

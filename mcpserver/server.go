@@ -61,11 +61,13 @@ type Limits struct {
 	MaxBlocking    int           // blocking calls in flight; DefaultMaxBlocking when 0
 }
 
-// Enrollments reports a pane's tmux_run enrollment.
+// Enrollments reports a pane's tmux_run enrollment, and is told of input this server sends
+// (an enrollment from a pane that received it after its invitation is refused).
 type Enrollments interface {
 	Lookup(pane string) (*enroll.Enrollment, string)
 	// Invites reports whether pane was named with --enroll-pane.
 	Invites(pane string) bool
+	InputBegins(panes ...string) (end func())
 }
 
 // server holds what every tool handler shares.
@@ -164,9 +166,12 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// enrollmentState reports a pane's tmux_run enrollment state.
-func (s *server) enrollmentState(paneID string) string {
-	if s.deps.Enrollments == nil {
+// enrollmentState reports the tmux_run enrollment state of a pane of the server generation gen.
+// Invitations and enrollments belong to the server this process started with: a pane of
+// another generation (the server was restarted on the same socket, and pane ids start again
+// at %0) is never invited or enrolled.
+func (s *server) enrollmentState(paneID, gen string) string {
+	if s.deps.Enrollments == nil || gen != s.deps.Startup.Snapshot.Server.Generation {
 		return enroll.StateNone
 	}
 	_, state := s.deps.Enrollments.Lookup(paneID)

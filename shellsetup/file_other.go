@@ -4,9 +4,6 @@ package shellsetup
 
 import "errors"
 
-// ErrReplaced says the path no longer holds the file Create made.
-var ErrReplaced = errors.New("replaced by another file")
-
 var errNotSupported = errors.New("shellsetup: setup files need a Unix system; tmux_run needs Linux")
 
 // File is a setup file this process created; none can be made here.

@@ -11,10 +11,6 @@ import (
 	"syscall"
 )
 
-// ErrReplaced says the path no longer holds the file Create made, so
-// Remove left it alone.
-var ErrReplaced = errors.New("replaced by another file")
-
 // File is a setup file this process created. It keeps the file open (close
 // on exec) until Remove: while it is open its inode cannot be freed, so no
 // replacement can ever carry the same device and inode numbers.

@@ -376,7 +376,9 @@ func (s *sh) source(b *broker, file string) (*conn, hello) {
 	return c, parseHello(s.t, c.line())
 }
 
-// enroll sources a fresh setup file, answers OK and waits for the message.
+// enroll sources a fresh setup file, answers OK and waits for the message. The shell closes
+// the HELLO connection once answered; the returned connection is the one its next prompt
+// attached.
 func (s *sh) enroll(b *broker, eid string) (*conn, hello) {
 	s.t.Helper()
 	token := testToken(s.t)
@@ -392,7 +394,8 @@ func (s *sh) enroll(b *broker, eid string) (*conn, hello) {
 	if !contains(l, want) {
 		s.t.Fatalf("no %q; the pane shows:\n%s", want, strings.Join(l, "\n"))
 	}
-	return c, h
+	c.eof()
+	return b.reattach(eid), h
 }
 
 func contains(lines []string, want string) bool {

@@ -10,8 +10,14 @@
 # Protocol (package broker keeps the table of its words), fields separated by one space, every
 # line ending in \n:
 #   enrollment  shell: HELLO 1 <token> <$$> <$TMUX_PANE> <$TMUX>   broker: OK <id> | NO <reason>
-#   each prompt shell: ATTACH <id> on a new connection (precmd). preexec closes it, so the
+#               (then both close it: nothing started on the line that sourced this file inherits it)
+#   each prompt shell: ATTACH <id> on a new connection once the prompt is drawn (zle-line-init,
+#               through add-zle-hook-widget; precmd without it), so what the prompt runs
+#               ($(...) under prompt_subst) does not inherit it. preexec closes it, so the
 #               person's commands never inherit it and the broker knows the prompt is gone.
+#   every byte on every connection must be written by this shell's own process: the broker
+#   reads each write's sender (SO_PASSCRED) and drops a connection a child wrote on, so a
+#   descriptor a child inherited (a job, a $(...) in the prompt) cannot answer for the shell.
 #   on it       broker: RUN <run_id> | HELPER <run_id> (start a resident helper first)
 #               shell:  GO <run_id> <n>\n + n bytes: $PWD NUL NAME=value NUL ... (exported)
 #                       | BUSY <run_id> | FAIL <run_id> connect | FAIL <run_id> spawn | ERR bad-request
@@ -45,7 +51,10 @@ _libtmux_mcp_stop() {
   fi
   precmd_functions=(${precmd_functions:#_libtmux_mcp_precmd})
   preexec_functions=(${preexec_functions:#_libtmux_mcp_preexec})
-  builtin unset _libtmux_mcp_eid _libtmux_mcp_live _libtmux_mcp_idle
+  if (( ${_libtmux_mcp_lineinit-0} )); then
+    add-zle-hook-widget -d line-init _libtmux_mcp_line_init 2>/dev/null
+  fi
+  builtin unset _libtmux_mcp_eid _libtmux_mcp_live _libtmux_mcp_idle _libtmux_mcp_lineinit _libtmux_mcp_prompt
   return 0
 }
 
@@ -59,9 +68,26 @@ _libtmux_mcp_connect() {
   : ${(P)1::=$_libtmux_mcp_c}
 }
 
-# precmd hook: a prompt is coming; attach a connection for it. A broker that cannot be reached
-# or refuses (hup) ends the enrollment quietly.
+# precmd hook: a prompt is coming. Its connection is attached once the prompt is drawn, by the
+# zle-line-init hook, so nothing the prompt runs while it is drawn ($(...) under prompt_subst)
+# inherits it; here only when that hook could not be installed.
 _libtmux_mcp_precmd() {
+  builtin emulate -L zsh
+  typeset -gi _libtmux_mcp_prompt=1
+  (( ${_libtmux_mcp_lineinit-0} )) || _libtmux_mcp_attach
+  return 0
+}
+
+# zle-line-init hook (a widget): the top-level prompt is drawn and the editor starts; attach.
+# Not for vared or other line editing inside a command (no precmd came before it).
+_libtmux_mcp_line_init() {
+  (( ${_libtmux_mcp_prompt-0} )) && _libtmux_mcp_attach
+  return 0
+}
+
+# Attach a connection for the prompt now shown. A broker that cannot be reached or refuses
+# (hup) ends the enrollment quietly.
+_libtmux_mcp_attach() {
   builtin emulate -L zsh
   [[ -n ${_libtmux_mcp_eid-} && -z ${_libtmux_mcp_fd-} ]] || return 0
   local fd
@@ -82,6 +108,7 @@ _libtmux_mcp_precmd() {
 
 # preexec hook: a command line is about to run; it must not inherit the connection.
 _libtmux_mcp_preexec() {
+  typeset -gi _libtmux_mcp_prompt=0
   _libtmux_mcp_detach
 }
 
@@ -221,8 +248,11 @@ _libtmux_mcp_rc=0
     reply+=$chunk
   done
   if [[ $reply == OK\ [A-Za-z0-9_-](#c1,64)$'\n' ]]; then
-    typeset -gi _libtmux_mcp_fd=$fd _libtmux_mcp_idle=0
-    typeset -g _libtmux_mcp_eid=${${reply#OK }%$'\n'} _libtmux_mcp_buf= _libtmux_mcp_live=
+    # The HELLO connection ends here, before `source` returns: a command on the same line
+    # (`source FILE; job &`) must not inherit it. The next prompt attaches its own (precmd).
+    { exec {fd}<&- } 2>/dev/null
+    typeset -gi _libtmux_mcp_idle=0
+    typeset -g _libtmux_mcp_eid=${${reply#OK }%$'\n'} _libtmux_mcp_live=
     sock=@SOCKET@
     # Held open, close-on-exec, for as long as this shell (not an exec'd successor) lives.
     builtin sysopen -w -o cloexec,nonblock -u _libtmux_mcp_live ${sock:h}/live-$_libtmux_mcp_eid 2>/dev/null
@@ -230,7 +260,10 @@ _libtmux_mcp_rc=0
     precmd_functions+=(_libtmux_mcp_precmd)
     preexec_functions+=(_libtmux_mcp_preexec)
     builtin zle -N _libtmux_mcp_probe
-    builtin zle -F $fd _libtmux_mcp_on_fd
+    builtin zle -N _libtmux_mcp_line_init
+    if builtin autoload -Uz add-zle-hook-widget 2>/dev/null && add-zle-hook-widget line-init _libtmux_mcp_line_init 2>/dev/null; then
+      typeset -gi _libtmux_mcp_lineinit=1
+    fi
     libtmux_mcp_unenroll() {
       builtin emulate -L zsh
       local fd chunk

@@ -24,6 +24,9 @@ import (
 //go:embed setup.zsh
 var template string
 
+// ErrReplaced says the path no longer holds the file Create made, so File.Remove left it alone.
+var ErrReplaced = errors.New("replaced by another file")
+
 // Template returns setup.zsh as embedded, its placeholders unfilled (package broker checks it
 // against its protocol table).
 func Template() string { return template }

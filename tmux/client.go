@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -52,6 +53,22 @@ func NewClient(route Route, timeout time.Duration) (*Client, error) {
 		timeout = DefaultTimeout
 	}
 	return &Client{route: route, timeout: timeout, env: utf8Environ(os.Environ()), calls: new(atomic.Int64)}, nil
+}
+
+// Without returns a client like c whose tmux processes do not get the named environment
+// variables. A tmux server started by a call copies the environment of that call into its global
+// environment, and so into every pane and every process started there: a secret must never
+// reach it.
+func (c *Client) Without(names ...string) *Client {
+	d := *c
+	d.env = make([]string, 0, len(c.env))
+	for _, kv := range c.env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			d.env = append(d.env, kv)
+		}
+	}
+	return &d
 }
 
 // Route is the route this client is pinned to.

@@ -3,24 +3,198 @@
 // (SO_PEERPIDFD, or pidfd_open with a start-time check on kernels before
 // 6.5), its start time, and a process generation that names one process for
 // its whole life, so a reused pid is never mistaken for the process that
-// connected.
+// connected. It also reads what /proc says about a process (its state, its
+// umask, niceness and limits), waits for a pidfd's exit, and keeps the
+// liveness FIFOs whose hangup tells that a shell exec'd or exited.
 //
 // It reads identities and watches for exits; it decides nothing. Deciding
 // whether a peer may enroll or spawn is package broker's job.
 //
-// Linux only: elsewhere every call answers ErrNotSupported.
+// Linux only: peercred_linux.go fills the platform table sys; elsewhere it
+// stays nil, and every call that needs it answers ErrNotSupported (or false,
+// or does nothing, as each function says).
 package peercred
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"net"
+	"os"
+	"syscall"
 
 	"lukechampine.com/blake3"
 )
+
+// platform is what this package needs from the operating system. One
+// variable per platform, filled by that platform's file, instead of a stub
+// of every function for the others.
+type platform struct {
+	fromConn     func(*net.UnixConn) (Peer, error)
+	bootID       func() (string, error)
+	alive        func(pidfd int) bool
+	waitExit     func(ctx context.Context, pidfd int) error
+	closeFD      func(fd int)
+	readStat     func(pid int) (Stat, error)
+	readAttrs    func(pid int) (Attrs, error)
+	hungup       func(fd int) bool
+	openFIFO     func(path string) (int, error)
+	peerGone     func(*net.UnixConn) bool
+	passCred     func(syscall.Conn) error
+	readCred     func(c *net.UnixConn, p []byte) (n, pid int, err error)
+	kill         func(pid int, sig syscall.Signal) error
+	tryLock      func(fd uintptr) (bool, error)
+	ownerUID     func(os.FileInfo) (int, bool)
+	openNoFollow func(path string, flag int, perm os.FileMode) (*os.File, error)
+}
+
+// sys is this platform's implementation; nil where none exists.
+var sys *platform
+
+// FromConn identifies the process at the other end of c; the caller owns the returned pidfd
+// (Peer.Close). A peer that has exited by the time its identity is read gives ErrPeerExited: no
+// pidfd can then be trusted to name it.
+func FromConn(c *net.UnixConn) (Peer, error) {
+	if sys == nil {
+		return Peer{PidFD: -1}, ErrNotSupported
+	}
+	return sys.fromConn(c)
+}
+
+// BootID identifies this boot of the machine (/proc/sys/kernel/random/boot_id).
+func BootID() (string, error) {
+	if sys == nil {
+		return "", ErrNotSupported
+	}
+	return sys.bootID()
+}
+
+// Alive reports whether the process behind pidfd has not exited yet. A zombie has exited. An
+// invalid descriptor is not alive; nothing is alive where pidfds do not exist.
+func Alive(pidfd int) bool { return sys != nil && sys.alive(pidfd) }
+
+// WaitExit returns nil once the process behind pidfd exits, or ctx's error once ctx is done,
+// whichever comes first.
+func WaitExit(ctx context.Context, pidfd int) error {
+	if sys == nil {
+		return ErrNotSupported
+	}
+	return sys.waitExit(ctx, pidfd)
+}
+
+// ReadStat reads /proc/PID/stat. A missing process gives an error that matches fs.ErrNotExist.
+func ReadStat(pid int) (Stat, error) {
+	if sys == nil {
+		return Stat{}, ErrNotSupported
+	}
+	return sys.readStat(pid)
+}
+
+// StartTime reads when process pid started: field 22 of /proc/PID/stat, in clock ticks after
+// boot. It does not change on exec. A missing process gives an error that matches
+// fs.ErrNotExist.
+func StartTime(pid int) (uint64, error) {
+	st, err := ReadStat(pid)
+	return st.StartTime, err
+}
+
+// ReadAttrs reads the umask, niceness and resource limits of process pid (same user).
+func ReadAttrs(pid int) (Attrs, error) {
+	if sys == nil {
+		return Attrs{}, ErrNotSupported
+	}
+	return sys.readAttrs(pid)
+}
+
+// Hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
+// writers close after at least one had it open.
+func Hungup(fd int) bool { return sys != nil && sys.hungup(fd) }
+
+// OpenFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
+// so a writer can open it at once. WaitExit on the descriptor returns when every writer has
+// closed it (POLLHUP), and Hungup tells without waiting. CloseFD closes it.
+func OpenFIFO(path string) (int, error) {
+	if sys == nil {
+		return -1, ErrNotSupported
+	}
+	return sys.openFIFO(path)
+}
+
+// CloseFD closes a descriptor this package handed out (a FIFO from OpenFIFO).
+func CloseFD(fd int) {
+	if sys != nil {
+		sys.closeFD(fd)
+	}
+}
+
+// PassCred asks the kernel to report, with every read from c, which process wrote the bytes
+// (SO_PASSCRED); ReadCred then tells them apart. On a listener, every connection it accepts has
+// it from the start, so even bytes written before the accept carry their writer (turned on
+// after them, they carry none).
+func PassCred(c syscall.Conn) error {
+	if sys == nil {
+		return ErrNotSupported
+	}
+	return sys.passCred(c)
+}
+
+// ReadCred reads from c, on which PassCred is on, like Read, and reports the pid (in this pid
+// namespace) of the process that wrote the bytes read. The kernel never joins the writes of two
+// processes in one read, so every byte of p[:n] comes from pid. pid is 0 when the kernel gave no
+// credentials.
+func ReadCred(c *net.UnixConn, p []byte) (n, pid int, err error) {
+	if sys == nil {
+		return 0, 0, ErrNotSupported
+	}
+	return sys.readCred(c, p)
+}
+
+// SignalGroup sends sig to every process in process group pgid (kill(-pgid, sig)); signal 0
+// only checks that the group still has a member (a zombie counts). It refuses a pgid below 2,
+// which would name this process's own group or every process.
+func SignalGroup(pgid int, sig syscall.Signal) error {
+	if sys == nil {
+		return ErrNotSupported
+	}
+	if pgid < 2 {
+		return fmt.Errorf("peercred: no process group %d to signal", pgid)
+	}
+	return sys.kill(-pgid, sig)
+}
+
+// TryLock takes an exclusive lock on f (flock) without waiting, and reports whether it got it:
+// false means another open file holds it. The lock lasts until f is closed, or until the process
+// holding it exits, however it exits.
+func TryLock(f *os.File) (bool, error) {
+	if sys == nil {
+		return false, ErrNotSupported
+	}
+	return sys.tryLock(f.Fd())
+}
+
+// OwnedByUs reports whether fi's owner is this process's user.
+func OwnedByUs(fi os.FileInfo) bool {
+	if sys == nil {
+		return false
+	}
+	uid, ok := sys.ownerUID(fi)
+	return ok && uid == os.Getuid()
+}
+
+// OpenNoFollow is os.OpenFile that refuses a symlink as the last element of path
+// (O_NOFOLLOW) and closes the file on exec.
+func OpenNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
+	if sys == nil {
+		return nil, ErrNotSupported
+	}
+	return sys.openNoFollow(path, flag, perm)
+}
+
+// PeerGone reports, without waiting, whether the other end of c has closed its side or gone
+// away, even while another goroutine is blocked reading c.
+func PeerGone(c *net.UnixConn) bool { return sys != nil && sys.peerGone(c) }
 
 // ErrNotSupported is what every call answers off Linux.
 var ErrNotSupported = errors.New("peer credentials are not supported on this platform; tmux_run needs Linux")
@@ -40,29 +214,9 @@ type Peer struct {
 // Close releases the pidfd. It is safe to call more than once.
 func (p *Peer) Close() {
 	if p.PidFD >= 0 {
-		closeFD(p.PidFD)
+		CloseFD(p.PidFD)
 		p.PidFD = -1
 	}
-}
-
-// parseStartTime reads field 22 from the text of /proc/PID/stat. Field 2 is
-// the command name in parentheses and may itself hold spaces and
-// parentheses, so fields are counted after the last ')'.
-func parseStartTime(stat string) (uint64, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("malformed stat line (no ')' after the command name): %q", stat)
-	}
-	fields := strings.Fields(stat[i+1:])
-	// fields[0] is field 3 (the state), so field 22 is fields[19].
-	if len(fields) < 20 {
-		return 0, fmt.Errorf("stat line has %d fields after the command name; want at least 20", len(fields))
-	}
-	v, err := strconv.ParseUint(fields[19], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("stat field 22 (starttime): %w", err)
-	}
-	return v, nil
 }
 
 // generationDomain separates process generations from every other BLAKE3

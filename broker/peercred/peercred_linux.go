@@ -12,9 +12,22 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
+
+func init() {
+	sys = &platform{
+		fromConn: fromConn, bootID: bootID, alive: alive, waitExit: waitExit, closeFD: closeFD,
+		readStat: readStat, readAttrs: readAttrs, hungup: hungup, openFIFO: openFIFO, peerGone: peerGone,
+		passCred: passCred, readCred: readCred, kill: unix.Kill, tryLock: tryLock,
+		ownerUID: ownerUID, openNoFollow: openNoFollow,
+	}
+}
+
+// closeFD closes a descriptor this package handed out (a pidfd, a FIFO).
+func closeFD(fd int) { unix.Close(fd) }
 
 // Hooks that tests replace (see peercred_test.go).
 var (
@@ -32,7 +45,7 @@ var (
 // 100 on every architecture Go supports on Linux.
 const clockTicksPerSecond = 100
 
-// FromConn identifies the process at the other end of c. The caller owns
+// fromConn identifies the process at the other end of c. The caller owns
 // the returned pidfd (Peer.Close).
 //
 // The pidfd comes from SO_PEERPIDFD, which the kernel takes from the very
@@ -45,7 +58,7 @@ const clockTicksPerSecond = 100
 //
 // A peer that has exited by the time its identity is read gives
 // ErrPeerExited: no pidfd can then be trusted to name it.
-func FromConn(c *net.UnixConn) (Peer, error) {
+func fromConn(c *net.UnixConn) (Peer, error) {
 	// Every process that could have connected to c started before now.
 	bound, err := bootTicks()
 	if err != nil {
@@ -177,24 +190,9 @@ func bootTicks() (uint64, error) {
 	return uint64(ts.Nano()) / (1e9 / clockTicksPerSecond), nil
 }
 
-// StartTime reads when process pid started: field 22 of /proc/PID/stat, in
-// clock ticks after boot. It does not change on exec. A missing process
-// gives an error that matches fs.ErrNotExist.
-func StartTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, fmt.Errorf("read the start time of process %d: %w", pid, err)
-	}
-	v, err := parseStartTime(string(b))
-	if err != nil {
-		return 0, fmt.Errorf("process %d: %w", pid, err)
-	}
-	return v, nil
-}
-
-// BootID identifies this boot of the machine
+// bootID identifies this boot of the machine
 // (/proc/sys/kernel/random/boot_id).
-func BootID() (string, error) {
+func bootID() (string, error) {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("read the boot id: %w", err)
@@ -206,9 +204,9 @@ func BootID() (string, error) {
 	return id, nil
 }
 
-// Alive reports whether the process behind pidfd has not exited yet. A
+// alive reports whether the process behind pidfd has not exited yet. A
 // zombie has exited. An invalid descriptor is not alive.
-func Alive(pidfd int) bool {
+func alive(pidfd int) bool {
 	if pidfd < 0 {
 		return false
 	}
@@ -222,14 +220,14 @@ func Alive(pidfd int) bool {
 	}
 }
 
-// WaitExit returns nil once the process behind pidfd exits (a pidfd polls
+// waitExit returns nil once the process behind pidfd exits (a pidfd polls
 // readable then), or ctx's error once ctx is done, whichever comes first.
 //
 // It blocks in poll(2) on two descriptors: the pidfd and an eventfd that a
 // context.AfterFunc writes when ctx ends, so a cancel wakes it at once
 // rather than at the next slice of a polling loop. The blocked poll holds
 // one OS thread for as long as it waits.
-func WaitExit(ctx context.Context, pidfd int) error {
+func waitExit(ctx context.Context, pidfd int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -273,10 +271,8 @@ func WaitExit(ctx context.Context, pidfd int) error {
 	}
 }
 
-func closeFD(fd int) { unix.Close(fd) }
-
-// ReadStat reads /proc/PID/stat. A missing process gives an error that matches fs.ErrNotExist.
-func ReadStat(pid int) (Stat, error) {
+// readStat reads /proc/PID/stat. A missing process gives an error that matches fs.ErrNotExist.
+func readStat(pid int) (Stat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return Stat{}, fmt.Errorf("read the state of process %d: %w", pid, err)
@@ -288,8 +284,8 @@ func ReadStat(pid int) (Stat, error) {
 	return s, nil
 }
 
-// ReadAttrs reads the umask, niceness and resource limits of process pid (same user).
-func ReadAttrs(pid int) (Attrs, error) {
+// readAttrs reads the umask, niceness and resource limits of process pid (same user).
+func readAttrs(pid int) (Attrs, error) {
 	var a Attrs
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
@@ -311,9 +307,9 @@ func ReadAttrs(pid int) (Attrs, error) {
 	return a, nil
 }
 
-// Hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
+// hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
 // writers close after at least one had it open.
-func Hungup(fd int) bool {
+func hungup(fd int) bool {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
 		n, err := unix.Poll(fds, 0)
@@ -324,10 +320,10 @@ func Hungup(fd int) bool {
 	}
 }
 
-// OpenFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
+// openFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
 // so a writer can open it at once. WaitExit on the descriptor returns when every writer has
 // closed it (POLLHUP), and Hungup tells without waiting.
-func OpenFIFO(path string) (int, error) {
+func openFIFO(path string) (int, error) {
 	if err := unix.Mkfifo(path, 0o600); err != nil {
 		return -1, fmt.Errorf("make the FIFO %s: %w", path, err)
 	}
@@ -339,12 +335,9 @@ func OpenFIFO(path string) (int, error) {
 	return fd, nil
 }
 
-// CloseFD closes a descriptor OpenFIFO returned.
-func CloseFD(fd int) { unix.Close(fd) }
-
-// PeerGone reports, without waiting, whether the other end of c has closed its side or gone
+// peerGone reports, without waiting, whether the other end of c has closed its side or gone
 // away (POLLHUP or POLLRDHUP), even while another goroutine is blocked reading c.
-func PeerGone(c *net.UnixConn) bool {
+func peerGone(c *net.UnixConn) bool {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return true
@@ -364,4 +357,79 @@ func PeerGone(c *net.UnixConn) bool {
 		return true
 	}
 	return gone
+}
+
+func passCred(c syscall.Conn) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("peercred: %w", err)
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
+	}); err != nil {
+		return fmt.Errorf("peercred: %w", err)
+	}
+	if serr != nil {
+		return fmt.Errorf("peercred: SO_PASSCRED: %w", serr)
+	}
+	return nil
+}
+
+// credSpace holds one SCM_CREDENTIALS message, and room for a few more control messages (a
+// peer may send descriptors too; they are closed unread).
+var credSpace = unix.CmsgSpace(unix.SizeofUcred) + unix.CmsgSpace(16*4)
+
+func readCred(c *net.UnixConn, p []byte) (int, int, error) {
+	oob := make([]byte, credSpace)
+	n, oobn, _, _, err := c.ReadMsgUnix(p, oob)
+	if n < 0 { // a failed read can report -1
+		n = 0
+	}
+	if oobn < 0 {
+		oobn = 0
+	}
+	pid := 0
+	if oobn > 0 {
+		msgs, perr := unix.ParseSocketControlMessage(oob[:oobn])
+		if perr == nil {
+			for _, m := range msgs {
+				if cred, cerr := unix.ParseUnixCredentials(&m); cerr == nil {
+					pid = int(cred.Pid)
+				} else if fds, ferr := unix.ParseUnixRights(&m); ferr == nil {
+					for _, fd := range fds {
+						unix.Close(fd)
+					}
+				}
+			}
+		}
+	}
+	return n, pid, err
+}
+
+func tryLock(fd uintptr) (bool, error) {
+	for {
+		err := unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		}
+		return false, fmt.Errorf("peercred: flock: %w", err)
+	}
+}
+
+func ownerUID(fi os.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
+func openNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 }

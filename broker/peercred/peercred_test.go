@@ -27,9 +27,9 @@ func TestParseStartTime(t *testing.T) {
 		{"field 22 is not a number", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -5 19", 0, false},
 		{"empty input", "", 0, false},
 	} {
-		got, err := parseStartTime(tc.stat)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("%s: parseStartTime(%q) = %d, %v; want %d (ok=%v)", tc.why, tc.stat, got, err, tc.want, tc.ok)
+		st, err := parseStat(tc.stat)
+		if got := st.StartTime; (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("%s: parseStat(%q).StartTime = %d, %v; want %d (ok=%v)", tc.why, tc.stat, got, err, tc.want, tc.ok)
 		}
 	}
 }

@@ -16,8 +16,9 @@ type Stat struct {
 	StartTime uint64 // field 22
 }
 
-// parseStat reads the fields of Stat from the text of /proc/PID/stat, counting after the last
-// ')' as parseStartTime does.
+// parseStat reads the fields of Stat from the text of /proc/PID/stat. Field 2 is the command
+// name in parentheses and may itself hold spaces and parentheses, so fields are counted after
+// the last ')'.
 func parseStat(stat string) (Stat, error) {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {

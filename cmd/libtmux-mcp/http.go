@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
@@ -25,7 +24,7 @@ func serveHTTP(ctx context.Context, cfg config.Config) int {
 		token = httpserve.NewToken()
 		told = "token " + token
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := newLogger(os.Stderr, cfg)
 	err = serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error {
 		fmt.Fprintf(os.Stderr, "libtmux-mcp: Streamable HTTP at http://%s%s; send Authorization: Bearer with %s\n",
 			ln.Addr(), httpserve.Path, told)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -31,7 +30,7 @@ func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Wr
 // many sessions this way), which returns when the clients are gone or ctx
 // ends; stopHandlers ends every handler in flight.
 func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error, stderr io.Writer) error {
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := newLogger(stderr, cfg)
 	// Names are checked before tmux is contacted.
 	if _, err := mcpserver.Select(tmux.Provenance{}, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools); err != nil {
 		return err
@@ -40,6 +39,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	if err != nil {
 		return err
 	}
+	client = client.Without(config.SecretVariables...)
 	startup, err := client.Ensure(ctx, tmux.Want{Panes: len(cfg.EnrollPanes) > 0})
 	if err != nil {
 		return err
@@ -71,8 +71,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	if cfg.HTTPAddr == "" {
 		// Under HTTP no pane is the caller's: a client of the port is not
 		// inside the pane this process was started from.
-		deps.CallerTMUX, _ = os.LookupEnv("TMUX")
-		deps.CallerPane, _ = os.LookupEnv("TMUX_PANE")
+		deps.CallerTMUX, deps.CallerPane = cfg.CallerTMUX, cfg.CallerPane
 	}
 
 	var runs *tmuxRun
@@ -116,6 +115,11 @@ const drainTimeout = 5 * time.Second
 // count, at stdin EOF and at shutdown alike.
 type answerAwaiter interface {
 	AwaitAnswers(ctx context.Context) error
+}
+
+// newLogger is the one stderr logger of the process, at the configured level.
+func newLogger(w io.Writer, cfg config.Config) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel}))
 }
 
 // serveSession serves t until the client goes away or ctx ends. When ctx

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"log/slog"
 	"os"
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
@@ -17,6 +16,6 @@ func stdioTransport(cfg config.Config) *stdio.Transport {
 	return &stdio.Transport{
 		MaxFrame:    cfg.MaxFrame,
 		CancelAtEOF: stdio.CancelTools(mcpserver.BlockingTools()...),
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})),
+		Logger:      newLogger(os.Stderr, cfg),
 	}
 }

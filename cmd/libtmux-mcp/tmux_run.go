@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,16 +55,22 @@ func startTmuxRun(ctx context.Context, cfg config.Config, client *tmux.Client, s
 	for _, p := range st.Snapshot.Panes {
 		exists[p.ID] = true
 	}
-	panes := map[string]string{}
 	for _, ep := range cfg.EnrollPanes {
 		if !exists[ep.Pane] {
 			return nil, fmt.Errorf("--enroll-pane %s: no such pane on %s; list the panes with: tmux -S %s list-panes -a", ep.Pane, cfg.Route.Socket(), st.Snapshot.Server.SocketPath)
 		}
-		panes[ep.Pane] = ep.File
 	}
 	ln, err := broker.Listen()
 	if err != nil {
 		return nil, err
+	}
+	panes := map[string]string{}
+	for _, ep := range cfg.EnrollPanes {
+		panes[ep.Pane] = ep.File
+		if ep.File == "" {
+			// In the broker's private directory: only this user can read it or swap it.
+			panes[ep.Pane] = filepath.Join(ln.Dir(), "enroll-"+strings.TrimPrefix(ep.Pane, "%")+".zsh")
+		}
 	}
 	files := setupFiles{socket: ln.Path(), helper: cfg.Helper}
 	reg, err := enroll.NewRegistry(files, panes, cfg.EnrollTimeout, func(msg string) { fmt.Fprintln(notice, msg) })

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/broker"
 	"github.com/libtmux/libtmux-mcp/internal/frame"
 	"github.com/libtmux/libtmux-mcp/internal/httpserve"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
@@ -21,16 +22,21 @@ const (
 	MaxWaitMax            = 120 * time.Second
 	DefaultMaxResultLines = mcpserver.DefaultMaxResultLines
 	DefaultMaxResultChars = mcpserver.DefaultMaxResultChars
-	DefaultRunTimeout     = 120 * time.Second
+	DefaultRunTimeout     = broker.DefaultRunTimeout
 	DefaultEnrollTimeout  = 60 * time.Second
 	MaxEnrollTimeout      = 300 * time.Second
-	DefaultShellAnswer    = 2 * time.Second
 	DefaultMaxFrame       = frame.DefaultMax
 	MaxMaxFrame           = 64 << 20
 	DefaultMaxBlocking    = mcpserver.DefaultMaxBlocking
 	DefaultSessionIdle    = httpserve.DefaultSessionIdle
 	DefaultMaxSessions    = httpserve.DefaultMaxSessions
+	DefaultShellAnswer    = broker.DefaultShellAnswer
 )
+
+// SecretVariables are the variables the README marks secret: this process never passes them to
+// tmux, so a tmux server it starts does not copy them into its global environment (and every
+// pane's).
+var SecretVariables = []string{"LIBTMUX_MCP_HTTP_TOKEN"}
 
 // Config is everything the program needs, resolved from flags and
 // environment by Load.
@@ -80,10 +86,10 @@ type Config struct {
 	HTTPToken string
 }
 
-// EnrollPane is one --enroll-pane %ID=FILE.
+// EnrollPane is one --enroll-pane %ID[=FILE].
 type EnrollPane struct {
 	Pane string
-	File string // absolute
+	File string // absolute; empty puts the invitation in the broker's private directory
 }
 
 // WithDefaults fills zero values with the documented defaults.

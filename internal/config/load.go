@@ -232,7 +232,7 @@ func (l *configLoader) route(cfg *Config) error {
 	return cfg.Route.Validate()
 }
 
-// list splits a comma list; an empty whole is an empty list, an empty
+// splitCommaList splits a comma list; an empty whole is an empty list, an empty
 // entry is an error.
 func splitCommaList(v setting) ([]string, error) {
 	out := []string{}
@@ -307,8 +307,14 @@ func (l *configLoader) enrollment(cfg *Config) error {
 	for _, s := range l.f.multi["enroll-pane"] {
 		pane, file, ok := strings.Cut(s, "=")
 		switch {
-		case !ok:
-			return fmt.Errorf("--enroll-pane %q is not %%ID=FILE; write it like %%3=/tmp/enroll-3.zsh", s)
+		case !ok && tmux.ValidPaneID(pane):
+			// No FILE: the invitation goes in the broker's private directory.
+			if seenPane[pane] {
+				return fmt.Errorf("--enroll-pane names pane %s twice; give each pane once", pane)
+			}
+			seenPane[pane] = true
+			cfg.EnrollPanes = append(cfg.EnrollPanes, EnrollPane{Pane: pane})
+			continue
 		case !tmux.ValidPaneID(pane):
 			return fmt.Errorf("--enroll-pane %q: %q is not a pane id; write it like %%3 (tmux display -p '#{pane_id}' in the pane shows it)", s, pane)
 		case file == "":
@@ -371,7 +377,7 @@ func (l *configLoader) enrollment(cfg *Config) error {
 	return nil
 }
 
-// duration parses a positive Go duration.
+// positiveDuration parses a positive Go duration.
 func positiveDuration(v setting) (time.Duration, error) {
 	d, err := time.ParseDuration(v.text)
 	if err != nil {

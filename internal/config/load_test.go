@@ -126,6 +126,13 @@ func TestLoad(t *testing.T) {
 				c.Helper = helper
 				c.EnrollPanes = []EnrollPane{{"%3", "/tmp/e3"}, {"%12", filepath.Join(cwd, "rel/e12")}}
 			}},
+		{name: "tmux_run without FILE", why: "a pane alone puts its invitation in the broker's private directory",
+			args: append(append([]string(nil), run...), "--enroll-pane", "%3", "--enroll-pane", "%4=/tmp/e4"),
+			want: func(c *Config) {
+				c.EnableTools = []string{"tmux_run"}
+				c.Helper = helper
+				c.EnrollPanes = []EnrollPane{{"%3", ""}, {"%4", "/tmp/e4"}}
+			}},
 		{name: "tmux_run variable", why: "LIBTMUX_TOOLS may enable tmux_run, LIBTMUX_MCP_HELPER names the helper",
 			args: []string{"--enroll-pane", "%1=/tmp/e1"},
 			env:  map[string]string{"LIBTMUX_TOOLS": "tmux_run", "LIBTMUX_MCP_HELPER": helper},
@@ -273,8 +280,8 @@ func TestLoad(t *testing.T) {
 			errHas: []string{"tmux_run", "enabled and excluded"}},
 		{name: "nine panes", why: "at most 8 panes",
 			args: nine, errHas: []string{"9", "at most 8"}},
-		{name: "pane no equals", why: "the form is %ID=FILE",
-			args: append(append([]string(nil), run...), "--enroll-pane", "%1"), errHas: []string{`"%1"`, "%ID=FILE"}},
+		{name: "pane no equals, not an id", why: "the form is %ID or %ID=FILE",
+			args: append(append([]string(nil), run...), "--enroll-pane", "1"), errHas: []string{`"1"`, "pane id"}},
 		{name: "pane not an id", why: "the pane must be an id, not an index",
 			args: append(append([]string(nil), run...), "--enroll-pane", "3=/tmp/x"), errHas: []string{`"3"`, "pane id"}},
 		{name: "pane letters", why: "%x is not a pane id",
@@ -453,7 +460,7 @@ func TestLoadUsage(t *testing.T) {
 			t.Errorf("usage does not mention %s", k)
 		}
 	}
-	for _, s := range []string{"source FILE", "--enroll-pane %ID=FILE", "over stdio (stdout carries\nonly JSON-RPC) or, with --http, over Streamable HTTP"} {
+	for _, s := range []string{"source FILE", "--enroll-pane %ID[=FILE]", "over stdio (stdout carries\nonly JSON-RPC) or, with --http, over Streamable HTTP"} {
 		if !strings.Contains(Usage(), s) {
 			t.Errorf("usage does not mention %q", s)
 		}

@@ -32,7 +32,8 @@ var (
 )
 
 // Race reports whether this test binary was built with -race, read from its
-// own build settings: the one way the module's tests tell.
+// own build settings (the helper's tests tell by a build tag instead:
+// helper/race_test.go).
 func Race() bool {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {

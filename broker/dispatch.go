@@ -1,0 +1,265 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/broker/peercred"
+	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/helper/job"
+)
+
+// run is a run waiting for its new helper's SPAWN connection.
+type run struct {
+	id    string
+	e     *enroll.Enrollment
+	spawn chan *spawnConn
+}
+
+type spawnConn struct {
+	conn *net.UnixConn
+	r    *bufio.Reader
+}
+
+// spawn hands a helper's connection to the run waiting for it, or cancels
+// the helper when no run waits (a late answer, another process, a replaced
+// enrollment).
+func (b *Broker) spawn(conn *net.UnixConn, r *bufio.Reader, src *onlyFrom, peer peercred.Peer, eid, runID string) {
+	peer.Close()
+	src.handOver() // from here on the helper writes (its records)
+	b.mu.Lock()
+	rn := b.runs[runID]
+	ok := rn != nil && rn.e.ID == eid && b.isEnrolledProcess(rn.e, peer)
+	if ok {
+		delete(b.runs, runID)
+	}
+	b.mu.Unlock()
+	if !ok {
+		job.WriteCancel(conn)
+		conn.Close()
+		return
+	}
+	rn.spawn <- &spawnConn{conn: conn, r: r}
+}
+
+// dispatch asks the shell, on the connection of the prompt it shows, whether the run may start
+// now (starting a resident helper first when it has none), and hands the job to the helper
+// with the shell's directory, environment and umask of that moment.
+func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outcome) Outcome {
+	id := out.Receipt.RunID
+	fail := func(r *refusal) Outcome {
+		out.Code, out.Message = r.code, r.msg
+		return out
+	}
+	for attempt := 0; ; attempt++ {
+		p, r := b.prompt(ctx, sh)
+		if r != nil {
+			return fail(r)
+		}
+		h := sh.useHelper()
+		rep, spawned, r := b.ask(ctx, sh, p, id, h == nil)
+		if r != nil {
+			return fail(r)
+		}
+		// The shell agreed, so it is at its prompt now: what a command it ran set is final.
+		attrs, err := peercred.ReadAttrs(sh.e.PID)
+		if err != nil {
+			if spawned != nil {
+				job.WriteCancel(spawned.conn)
+				spawned.conn.Close()
+			}
+			return fail(refused(CodeEnrollmentLost, fmt.Sprintf("cannot read the enrolled shell's state: %v", err)))
+		}
+		if spawned != nil {
+			h = newResident(spawned, attrs, func(err error) {
+				b.cfg.Log.Info("tmux_run resident helper ended; the next run starts another", slog.String("pane", sh.e.Pane), slog.Any("err", err))
+			})
+			sh.setHelper(h)
+		} else if !h.attrs.SameInherited(attrs) && attempt == 0 {
+			// ulimit or renice since the helper started: it cannot take them on, so a fresh one
+			// does, started by the shell.
+			sh.dropHelper(h)
+			continue
+		}
+		b.stamp(req.Pane, sh.e.PID, id)
+		dir := rep.dir
+		if !filepath.IsAbs(dir) || len(dir) > job.MaxDir {
+			dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd"
+		} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd" // $PWD was renamed or removed
+		}
+		j := job.Job{
+			RunID: id, Digest: out.Receipt.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit,
+			Umask: attrs.Umask, Dir: dir, Env: environment(rep.env), Script: req.Script,
+		}
+		sh.setRunning(true)
+		if err := job.WriteJob(h.conn, j); err != nil {
+			sh.dropHelper(h)
+			sh.setRunning(false)
+			if spawned == nil && attempt == 0 {
+				// The resident helper died between runs (its end was still closing when the run
+				// began): nothing was sent; the shell, still at its prompt, starts another.
+				continue
+			}
+			return fail(refused(CodeSpawnFailed, fmt.Sprintf("cannot send the job to the helper: %v", err)))
+		}
+		return b.execute(ctx, sh, h, req, out)
+	}
+}
+
+// prompt returns the connection of the prompt the shell shows, or the refusal that says why
+// there is none. A shell that runs a foreground job is refused at once; one that exec'd is lost. A
+// shell in the foreground itself is at its prompt or about to be (its connection for it may be
+// on its way) or runs a builtin such as read: it gets the answer deadline to attach.
+func (b *Broker) prompt(ctx context.Context, sh *shell) (*prompt, *refusal) {
+	pane := sh.e.Pane
+	notAtPrompt := fmt.Sprintf("the zsh in pane %s is running a command, not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", pane)
+	lost := fmt.Sprintf("the enrolled shell of pane %s exec'd another program or exited; send the server SIGHUP to invite the pane again", pane)
+	// A foreground job means no prompt, whatever connection seems attached: a child that
+	// inherited the prompt's connection keeps it open after the shell closed its copy.
+	if sh.foregroundJob() {
+		return nil, refused(CodeNotAtPrompt, notAtPrompt)
+	}
+	p, attached := sh.promptOrWait()
+	if p != nil {
+		return p, nil
+	}
+	if sh.liveHungup() {
+		b.lose(sh, "the shell exec'd another program or exited")
+		return nil, refused(CodeEnrollmentLost, lost)
+	}
+	deadline := time.NewTimer(b.cfg.ShellAnswer)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-attached:
+			if p, attached = sh.promptOrWait(); p != nil {
+				return p, nil
+			}
+		case <-deadline.C:
+			if sh.liveHungup() {
+				b.lose(sh, "the shell exec'd another program or exited")
+				return nil, refused(CodeEnrollmentLost, lost)
+			}
+			return nil, refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s did not come back to its prompt within %s (a builtin such as read or vared, or a long prompt hook?); nothing was sent and nothing will run later — retry when the prompt is back", pane, b.cfg.ShellAnswer))
+		case <-sh.done:
+			return nil, refused(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", pane))
+		case <-ctx.Done():
+			return nil, refused(CodeCancelled, "cancelled before the shell answered; nothing was sent")
+		}
+	}
+}
+
+// environment keeps the NAME=value entries of what the shell exported (zsh exports nothing
+// else, but the job protocol refuses anything else outright).
+func environment(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if name, _, ok := strings.Cut(kv, "="); ok && name != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// ask writes RUN (or HELPER, when the shell must start a helper first) on the prompt connection
+// and waits, within the answer deadline, for GO (and the new helper's SPAWN connection). A
+// refusal means nothing was sent and nothing will run.
+func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needHelper bool) (reply, *spawnConn, *refusal) {
+	pane := sh.e.Pane
+	var rn *run
+	word := WordRun
+	if needHelper {
+		word = WordHelper
+		rn = &run{id: id, e: sh.e, spawn: make(chan *spawnConn, 1)}
+		b.mu.Lock()
+		b.runs[id] = rn
+		b.mu.Unlock()
+	}
+	abandon := func() {
+		if rn == nil {
+			return
+		}
+		b.mu.Lock()
+		delete(b.runs, id)
+		b.mu.Unlock()
+		// A helper that connected just before the run gave up is told to
+		// run nothing.
+		select {
+		case sc := <-rn.spawn:
+			job.WriteCancel(sc.conn)
+			sc.conn.Close()
+		default:
+		}
+	}
+	var spawned *spawnConn
+	abort := func(code, msg string) (reply, *spawnConn, *refusal) {
+		abandon()
+		if spawned != nil { // the helper came, but the run does not go ahead
+			job.WriteCancel(spawned.conn)
+			spawned.conn.Close()
+		}
+		return reply{}, nil, refused(code, msg)
+	}
+	for len(p.replies) > 0 { // answers to abandoned runs
+		<-p.replies
+	}
+	if _, err := fmt.Fprintf(p.conn, "%s %s\n", word, id); err != nil {
+		return abort(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt (a command started); nothing was sent — retry when the prompt is back", pane))
+	}
+	deadline := time.NewTimer(b.cfg.ShellAnswer)
+	defer deadline.Stop()
+	var rep reply
+	var spawnCh chan *spawnConn
+	if rn != nil {
+		spawnCh = rn.spawn
+	}
+	gone := p.gone
+	for agreed := false; !agreed || (needHelper && spawned == nil); {
+		select {
+		case r := <-p.replies:
+			if r.id != id {
+				continue
+			}
+			switch r.word {
+			case WordBusy:
+				return abort(CodeShellBusy, fmt.Sprintf("the zsh in pane %s is not idle at an empty prompt (typed text, a continuation line or a menu); nothing was sent — ask the person, or try again once the line is empty", pane))
+			case WordFail:
+				return abort(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s could not start the helper: %s; is the broker socket still there?", pane, strings.Join(r.fields[2:], " ")))
+			case WordGo:
+				rep, agreed = r, true
+			}
+		case spawned = <-spawnCh:
+			spawnCh = nil
+		case <-gone:
+			// After GO the shell may start a command at once; the helper may still come.
+			gone = nil
+			if !agreed {
+				return abort(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt before it answered (a command started); nothing was sent — retry when the prompt is back", pane))
+			}
+		case <-deadline.C:
+			if agreed {
+				return abort(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s said it started the helper, but the helper never connected (is libtmux-mcp-helper installed and runnable?)", pane))
+			}
+			return abort(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s did not answer within %s: it is not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", pane, b.cfg.ShellAnswer))
+		case <-sh.done:
+			return abort(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", pane))
+		case <-ctx.Done():
+			return abort(CodeCancelled, "cancelled before the shell answered; nothing was sent")
+		}
+	}
+	if rn != nil {
+		b.mu.Lock()
+		delete(b.runs, id)
+		b.mu.Unlock()
+	}
+	return rep, spawned, nil
+}
