@@ -90,10 +90,14 @@ func (s *server) batchable(name string) error {
 		return errors.New(batchName + " cannot run inside a batch; list its operations in one batch")
 	case t == nil:
 		return fmt.Errorf("no tool %q on this server; a batch runs the inspect tools that tools/list shows", name)
+	case t.spec().toolset != Inspect:
+		ts := t.spec().toolset
+		if ts == OptIn {
+			ts = "opt-in"
+		}
+		return fmt.Errorf("%s is not a read-only tool (toolset %s); call it directly, not in a batch", name, ts)
 	case !s.sel.Has(name):
 		return s.hiddenError(name)
-	case t.spec().toolset != Inspect:
-		return fmt.Errorf("%s is not a read-only tool (toolset %s); call it directly, not in a batch", name, t.spec().toolset)
 	}
 	return nil
 }
