@@ -30,6 +30,7 @@ type Lines struct {
 	cur    []rune // the unfinished line
 	col    int    // where the next character goes in cur
 	alt    bool   // the alternate screen is on
+	home   bool   // the cursor was sent home and nothing written since
 	newest uint64 // number of the newest finished line (0: none yet)
 	ring   []string
 	head   int // index in ring of the oldest kept line
@@ -214,6 +215,7 @@ func (l *Lines) ground(c byte) {
 func (l *Lines) control(c byte) {
 	switch c {
 	case '\n', 0x0b, 0x0c: // LF, VT, FF all move down a line
+		l.home = false
 		l.finish()
 	case '\r':
 		l.col = 0
@@ -231,6 +233,7 @@ func (l *Lines) control(c byte) {
 
 // put writes r at the column, overwriting what is there.
 func (l *Lines) put(r rune) {
+	l.home = false
 	if l.alt {
 		return
 	}
@@ -277,20 +280,24 @@ func (l *Lines) esc(c byte) {
 // csi acts on a control sequence whose final byte is f.
 func (l *Lines) csi(f byte) {
 	p := string(l.params)
+	wasHome := l.home
+	l.home = false
 	private := strings.HasPrefix(p, "?")
 	switch f {
 	case 'J':
-		switch p {
-		case "2":
+		switch {
+		case p == "2", (p == "" || p == "0") && wasHome:
+			// The whole screen, or all of it below home.
 			l.discard()
 			l.mark(MarkClear)
-		case "3":
+		case p == "3":
 			l.mark(MarkClearHist)
 		}
 	case 'H', 'f': // cursor position: a new place on the screen
 		l.discard()
-		_, colp, _ := strings.Cut(p, ";")
+		row, colp, _ := strings.Cut(p, ";")
 		l.col = max(atoi(colp, 1)-1, 0)
+		l.home = atoi(row, 1) == 1 && l.col == 0
 	case 'G', '`':
 		l.col = max(atoi(p, 1)-1, 0)
 	case 'C', 'a':

@@ -33,6 +33,8 @@ func TestLines(t *testing.T) {
 			marks: []Mark{{1, MarkClear}, {1, MarkClearHist}}},
 		{name: "clear erases the unfinished line", in: "a\npart\x1b[H\x1b[2Jb\n", want: []string{"a", "b"},
 			marks: []Mark{{1, MarkClear}}},
+		{name: "home and erase below is a clear (clear where TERM has no E3)", in: "a\n\x1b[H\x1b[Jb\n\x1b[5;1H\x1b[Jc\n", want: []string{"a", "b", "c"},
+			marks: []Mark{{1, MarkClear}}},
 		{name: "reset", in: "a\nx\x1bcb\n", want: []string{"a", "b"}, marks: []Mark{{1, MarkReset}}},
 		{name: "alternate screen output is not lines", in: "a\n\x1b[?1049h\x1b[Hdrawn\r\nmore\r\n\x1b[?1049lb\n",
 			want: []string{"a", "b"}, marks: []Mark{{1, MarkAltOn}, {1, MarkAltOff}}},

@@ -222,6 +222,13 @@ func (p *Pool) tap(pane string, data []byte) {
 	}
 }
 
+// Lookup returns pane's view when it has one that has not ended.
+func (p *Pool) Lookup(pane string) *View {
+	p.vmu.RLock()
+	defer p.vmu.RUnlock()
+	return p.views[pane]
+}
+
 // Views is how many panes are viewed.
 func (p *Pool) Views() int {
 	p.vmu.RLock()

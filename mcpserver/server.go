@@ -56,6 +56,9 @@ type Limits struct {
 	WaitMax        time.Duration // wait ceiling; DefaultWaitMax when 0
 	Live           bool          // control-mode connections allowed
 	Attended       string        // typing (when empty), watched or ignore
+	// ViewKeep is how long a pane's lines are counted after the last
+	// capture_since or run_shell_command for it; DefaultViewKeep when 0.
+	ViewKeep time.Duration
 }
 
 // Enrollments reports a pane's tmux_run enrollment.
