@@ -101,8 +101,8 @@ func TestRunShellCommandOutcomes(t *testing.T) {
 			}
 			// The pane is busy now: a second command is refused.
 			msg := call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, nil)
-			if !strings.Contains(msg, "not a shell") {
-				t.Errorf("command while sleep runs: %q; want a refusal naming the foreground program", msg)
+			if !strings.Contains(msg, "run_in_progress") || !strings.Contains(msg, "sleep 30") || !strings.Contains(msg, got.Handle) {
+				t.Errorf("command while sleep runs: %q; want run_in_progress naming the running command and its handle %q", msg, got.Handle)
 			}
 		})
 	}

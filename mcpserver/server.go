@@ -80,6 +80,7 @@ type server struct {
 	runner Runner
 	live   *live.Pool // nil when control mode is forbidden
 	typed  *typedLog  // recent input, discounted by wait_for_text
+	runs   runs       // run_shell_command's framed commands
 }
 
 // New returns the MCP server for d, with the selected tools registered. It
