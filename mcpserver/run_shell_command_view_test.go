@@ -221,16 +221,22 @@ func TestRunShellCommandRefusesForegroundProgram(t *testing.T) {
 	ts.WaitFor(withJobControl, func(screen string) bool { return strings.Contains(screen, "% cat\n") })
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
 	for _, pane := range []string{noJobControl, withJobControl} {
+		// Wait until cat runs: the shell's child, in the foreground.
+		pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			msg := call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo typed-into-cat"}, nil)
-			if strings.Contains(msg, "not a shell at its prompt") {
+			kids, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+			if len(strings.Fields(string(kids))) > 0 {
 				break
 			}
-			if msg == "" || time.Now().After(deadline) {
-				t.Fatalf("pane %s (cat in the foreground): %q; want a refusal", pane, msg)
+			if time.Now().After(deadline) {
+				t.Fatalf("pane %s never started cat", pane)
 			}
-			time.Sleep(50 * time.Millisecond) // cat may not have started yet
+			time.Sleep(20 * time.Millisecond) // polling /proc
+		}
+		msg := call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo typed-into-cat", "timeoutMs": 2000}, nil)
+		if !strings.Contains(msg, "not a shell at its prompt") {
+			t.Errorf("pane %s (cat in the foreground): %q; want a refusal", pane, msg)
 		}
 	}
 }

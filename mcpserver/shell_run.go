@@ -205,7 +205,14 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 	run.f, run.headMax = f, max(s.budget.lines, 1)
 	run.release = hold
 	v.Read(func(l *live.Lines) { run.unhook = l.OnLine(run.onLine) })
-	_, err = v.CommandList(ctx, nil, []string{"send-keys", "-t", in.PaneID, "-l", f.line}, []string{"send-keys", "-t", in.PaneID, "Enter"})
+	// Pasted (bracketed, where the shell asked for it), so a line editor
+	// takes the line in one piece instead of a key at a time; a private
+	// buffer, deleted by the paste.
+	buf := "ltmcp-" + f.begin
+	_, err = v.CommandList(ctx, nil,
+		[]string{"set-buffer", "-b", buf, "--", f.line},
+		[]string{"paste-buffer", "-p", "-d", "-b", buf, "-t", in.PaneID},
+		[]string{"send-keys", "-t", in.PaneID, "Enter"})
 	if err != nil {
 		s.endRun(v, run, "the command could not be typed")
 		return res, s.explain(ctx, err, "pane", in.PaneID), true
