@@ -28,6 +28,7 @@ type shellRun struct {
 	started time.Time
 	f       frame
 	headMax int
+	view    *live.View // the view that follows it; nil without one
 
 	release func() // the view's hold
 	ended   sync.Once
@@ -202,7 +203,7 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		abandon()
 		return res, err, true
 	}
-	run.f, run.headMax = f, max(s.budget.lines, 1)
+	run.f, run.headMax, run.view = f, max(s.budget.lines, 1), v
 	run.release = hold
 	v.Read(func(l *live.Lines) { run.unhook = l.OnLine(run.onLine) })
 	// Pasted (bracketed, where the shell asked for it), so a line editor
@@ -410,14 +411,10 @@ func (s *server) collectRun(ctx context.Context, req *mcp.CallToolRequest, in ru
 	if run == nil || run.pane != in.PaneID {
 		return runShellCommandResult{}, fmt.Errorf("no command with handle %q in pane %s: handles come from run_shell_command answers and are kept %s after their command ended; read the pane with capture_since or capture_pane", in.Handle, in.PaneID, s.viewKeep())
 	}
-	if run.f.begin == "" {
+	if run.view == nil {
 		return runShellCommandResult{}, fmt.Errorf("handle %q is of a command run without a control connection, which cannot be waited for again; read the pane with capture_since or capture_pane", in.Handle)
 	}
-	v := s.live.Lookup(run.pane)
-	if v == nil {
-		return runShellCommandResult{}, fmt.Errorf("the server no longer watches pane %s, so the command of handle %q cannot be followed; read the pane with capture_since or capture_pane", run.pane, in.Handle)
-	}
-	return s.awaitRun(ctx, req, in.TimeoutMs, v, run), nil
+	return s.awaitRun(ctx, req, in.TimeoutMs, run.view, run), nil
 }
 
 // notAtPrompt is the refusal of a pane whose shell is not waiting for a
