@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/live"
@@ -99,15 +100,33 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	// looks at the screen is still found there.
 	var view *live.View
 	var seen, startLine uint64
+	var hooked atomic.Pointer[string] // a match found as a line finished
 	if v, err := s.paneView(ctx, in.PaneID, 0); err == nil {
 		view = v
 		release := v.Hold()
 		defer release()
-		v.Read(func(l *live.Lines) { seen, startLine = l.Newest(), l.Newest() })
+		// Each line is also searched as it finishes, so a flood that
+		// pushes it out of the kept lines before this wait looks cannot
+		// hide it.
+		var remove func()
+		v.Read(func(l *live.Lines) {
+			seen, startLine = l.Newest(), l.Newest()
+			remove = l.OnLine(func(_ uint64, line string) {
+				if hooked.Load() == nil {
+					if m := find(s.typed.discount(in.PaneID, line)); m != "" {
+						hooked.Store(&m)
+					}
+				}
+			})
+		})
+		defer v.Read(func(*live.Lines) { remove() })
 	}
 	findStream := func() string {
 		if view == nil {
 			return ""
+		}
+		if m := hooked.Load(); m != nil {
+			return *m
 		}
 		var text string
 		view.Read(func(l *live.Lines) {
