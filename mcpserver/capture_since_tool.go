@@ -236,13 +236,16 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 			marks = l.Marks(cur.line)
 		})
 	}
-	read()
-	if future {
-		return captureSinceResult{}, fmt.Errorf("cursor %q is ahead of the pane's output; omit cursor to start again from the current screen", in.Cursor), true
-	}
+	// A round trip first: tmux sends the output it read before a command
+	// ahead of the command's answer, so after it the view holds at least
+	// what the screen shows now.
 	pos, perr := s.viewPosition(ctx, v)
 	if perr != nil {
 		return captureSinceResult{}, s.explain(ctx, perr, "pane", in.PaneID), true
+	}
+	read()
+	if future {
+		return captureSinceResult{}, fmt.Errorf("cursor %q is ahead of the pane's output; omit cursor to start again from the current screen", in.Cursor), true
 	}
 	if in.WaitMs != nil && *in.WaitMs > 0 && len(lines) == 0 && missed == 0 && !pos.Dead {
 		wctx, w := s.startWait(ctx, req, in.WaitMs, "capture_since")

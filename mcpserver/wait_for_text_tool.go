@@ -219,8 +219,10 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		}
 	}
 	var lostNote string
-	if view != nil {
-		// The output since the wait began, from the view: exact.
+	if view != nil && ctx.Err() == nil {
+		// The output since the wait began, from the view: exact. A round
+		// trip first, so the view holds what the last look saw.
+		s.viewPosition(ctx, view)
 		var lines []string
 		var missed uint64
 		view.Read(func(l *live.Lines) {
