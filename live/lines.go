@@ -61,6 +61,10 @@ const (
 	MarkAltOff    MarkKind = "alt-off"    // and gave it back
 )
 
+// maxLineRunes bounds the unfinished line: characters written past it are
+// dropped (a line with no line feed cannot grow without limit).
+const maxLineRunes = 1 << 16
+
 // maxMarks bounds the marks kept.
 const maxMarks = 64
 
@@ -234,7 +238,7 @@ func (l *Lines) control(c byte) {
 // put writes r at the column, overwriting what is there.
 func (l *Lines) put(r rune) {
 	l.home = false
-	if l.alt {
+	if l.alt || l.col >= maxLineRunes {
 		return
 	}
 	for len(l.cur) < l.col {

@@ -131,3 +131,15 @@ func TestLinesOnLine(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+func TestLinesLongLineIsBounded(t *testing.T) {
+	l := NewLines(10, 1<<30)
+	chunk := []byte(strings.Repeat("x", 8192))
+	for range 100 {
+		l.Feed(chunk)
+	}
+	l.Feed([]byte("\x1b[200Cy\n"))
+	if got := l.Get(1, 1); len(got) != 1 || len(got[0]) != maxLineRunes {
+		t.Errorf("a line of 819,200 characters kept %d; want %d", len(got[0]), maxLineRunes)
+	}
+}
