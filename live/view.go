@@ -78,6 +78,15 @@ func (v *View) Epoch() string { return v.epoch }
 // Pane is the pane id.
 func (v *View) Pane() string { return v.pane }
 
+// Session is the session whose connection feeds the view. tmux sends a
+// pane's output only to the clients of a session holding its window: a
+// pane moved to another session stops feeding the view, so its users end
+// it (End) when the pane's session is no longer this one.
+func (v *View) Session() string { return v.w.s.id }
+
+// End ends the view now.
+func (v *View) End() { v.end() }
+
 // Ended is closed when the view ended: no more lines will be counted.
 func (v *View) Ended() <-chan struct{} { return v.ended }
 

@@ -243,6 +243,13 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	if perr != nil {
 		return captureSinceResult{}, s.explain(ctx, perr, "pane", in.PaneID), true
 	}
+	if pos.SessionID != v.Session() {
+		// The pane moved to another session: its output no longer comes
+		// here, so this view cannot say what it missed. Start again.
+		v.End()
+		release()
+		return s.captureSinceStream(ctx, req, in)
+	}
 	read()
 	if future {
 		return captureSinceResult{}, fmt.Errorf("cursor %q is ahead of the pane's output; omit cursor to start again from the current screen", in.Cursor), true

@@ -216,3 +216,27 @@ func TestWaitForTextFindsWhatScrolledPast(t *testing.T) {
 		t.Fatalf("got %+v; want matched needle-7", got)
 	}
 }
+
+// A pane moved to another session no longer feeds its old session's
+// connection: the next call says it cannot know what it missed, and the
+// cursor after it is exact again.
+func TestCaptureSinceMovedPane(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := bashSession(t, ts, "b")
+	other := bashSession(t, ts, "o")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	first := captureSince(t, cs, map[string]any{"paneId": pane})
+	ts.Run("join-pane", "-d", "-s", pane, "-t", other)
+	ts.Type(pane, "echo moved-$((1+1))", true)
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "moved-2\n") })
+	got := captureSince(t, cs, map[string]any{"paneId": pane, "cursor": first.Cursor})
+	if got.Continuous || !strings.Contains(got.Note, "lower bound") {
+		t.Fatalf("after the move: %+v; want continuous:false and the lower-bound note", got)
+	}
+	ts.Type(pane, "echo after-$((1+1))", true)
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "after-2\n") })
+	got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
+	if !got.Continuous || len(got.Lines) != 2 || got.Lines[1] != "after-2" {
+		t.Errorf("the next call: %+v; want continuous, the typed line and after-2", got)
+	}
+}

@@ -193,6 +193,17 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		abandon()
 		return res, err, true
 	}
+	if c.pane.SessionID != v.Session() {
+		// The pane moved to another session since its view began: its
+		// output goes to that session's clients. A new view.
+		v.End()
+		hold()
+		if v, err = s.paneView(ctx, in.PaneID, s.viewKeep()); err != nil {
+			s.runs.free(run, 0)
+			return res, s.explain(ctx, err, "pane", in.PaneID), true
+		}
+		hold = v.Hold()
+	}
 	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
 	if !shells[shell] || !atPrompt(c.pane.PID) {
 		abandon()
