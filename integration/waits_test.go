@@ -172,7 +172,9 @@ func descendants(pid int, word string) []string {
 }
 
 // TestWaitCancellation cancels waits from the client: each call returns at
-// once, and no tmux wait-for or control-mode process is left behind.
+// once, and no tmux wait-for process is left behind; a wait's control-mode
+// client goes after the pool's idle second, while run_shell_command's and
+// capture_since's stay (they keep their pane watched, see the README).
 func TestWaitCancellation(t *testing.T) {
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
@@ -184,24 +186,31 @@ func TestWaitCancellation(t *testing.T) {
 		name  string
 		args  map[string]any
 		child string
+		kept  bool // the process stays: a pane watched on purpose
 	}{
-		{"wait_for_channel", map[string]any{"channel": "never"}, "wait-for"},
-		{"run_shell_command", map[string]any{"paneId": shell, "command": "sleep 30"}, "wait-for"},
-		{"wait_for_text", map[string]any{"paneId": pane, "pattern": "never-printed"}, " -C "},
-		{"capture_since", nil, " -C "},
+		{"wait_for_channel", map[string]any{"channel": "never"}, "wait-for", false},
+		{"wait_for_text", map[string]any{"paneId": pane, "pattern": "never-printed"}, " -C ", false},
+		{"run_shell_command", map[string]any{"paneId": shell, "command": "sleep 30"}, " -C ", true},
+		{"capture_since", nil, " -C ", true},
 	} {
 		args := c.args
 		if args == nil {
 			obj, _ := p.answer("capture_since", map[string]any{"paneId": pane})
 			args = map[string]any{"paneId": pane, "cursor": obj["cursor"], "waitMs": 60000}
 		}
+		before := len(descendants(pid, c.child))
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
 			_, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: args})
 			done <- err
 		}()
-		tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("%s starting a %q process", c.name, c.child), func() bool { return len(descendants(pid, c.child)) > 0 })
+		if c.args != nil {
+			tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("%s starting a %q process", c.name, c.child), func() bool { return len(descendants(pid, c.child)) > before })
+		}
+		if c.name == "run_shell_command" {
+			ts.WaitFor(shell, func(s string) bool { return strings.Contains(s, "sleep 30") })
+		}
 		begin := time.Now()
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
@@ -211,6 +220,9 @@ func TestWaitCancellation(t *testing.T) {
 		p.answer("list_panes", map[string]any{})
 		if took := time.Since(begin); took > time.Second {
 			t.Errorf("%s: freed %s after the cancel; want well under 1 s", c.name, took)
+		}
+		if c.kept {
+			continue
 		}
 		// wait-for goes at once; the control client after the pool's idle
 		// second.

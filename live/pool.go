@@ -24,6 +24,8 @@ import (
 type Conn interface {
 	Subscribe(buf int) (<-chan tmux.Event, func())
 	Command(ctx context.Context, args ...string) (string, error)
+	CommandList(ctx context.Context, mark func(), cmds ...[]string) (string, error)
+	OnOutput(fn func(pane string, data []byte))
 	SubscribeFormat(ctx context.Context, name, what, format string) error
 	Done() <-chan struct{}
 	Close() error
@@ -45,6 +47,9 @@ type Pool struct {
 	dial Dial
 	idle time.Duration
 
+	vmu   sync.RWMutex
+	views map[string]*View // by pane id
+
 	mu       sync.Mutex
 	sessions map[string]*session
 	closed   bool
@@ -54,7 +59,7 @@ type Pool struct {
 // New returns a pool that opens connections with dial and closes each
 // after idle without watches.
 func New(dial Dial, idle time.Duration) *Pool {
-	return &Pool{dial: dial, idle: idle, sessions: map[string]*session{}}
+	return &Pool{dial: dial, idle: idle, sessions: map[string]*session{}, views: map[string]*View{}}
 }
 
 // session is one shared connection and its watches.
@@ -122,6 +127,9 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 	if dialer {
 		// The dial outlives this caller's ctx: other watches may share it.
 		conn, err := p.dial(context.WithoutCancel(ctx), sessionID)
+		if err == nil {
+			conn.OnOutput(p.tap)
+		}
 		p.mu.Lock()
 		s.conn, s.err = conn, err
 		if err != nil {

@@ -23,6 +23,7 @@ type fakeConn struct {
 	done   chan struct{}
 	once   sync.Once
 	closed atomic.Bool
+	tap    func(pane string, data []byte)
 }
 
 func newFake() *fakeConn {
@@ -65,6 +66,29 @@ func (f *fakeConn) subscriptions() map[string]string {
 
 func (f *fakeConn) Command(_ context.Context, args ...string) (string, error) {
 	return "ran " + args[0] + "\n", nil
+}
+
+func (f *fakeConn) CommandList(_ context.Context, mark func(), cmds ...[]string) (string, error) {
+	if mark != nil {
+		mark()
+	}
+	return "ran " + cmds[0][0] + "\n", nil
+}
+
+func (f *fakeConn) OnOutput(fn func(pane string, data []byte)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tap = fn
+}
+
+// output feeds data as the pane's %output, as the reader would.
+func (f *fakeConn) output(pane, data string) {
+	f.mu.Lock()
+	tap := f.tap
+	f.mu.Unlock()
+	if tap != nil {
+		tap(pane, []byte(data))
+	}
 }
 
 // Close ends the connection as tmux would: the event channel closes.

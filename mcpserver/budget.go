@@ -63,3 +63,41 @@ func tailRunes(s string, n int) string {
 	}
 	return s[i:]
 }
+
+// keepOldest applies b to lines, keeping the oldest: the lines a reader
+// that goes on from where it stopped reads next. A first line longer than
+// the character budget keeps its head (its other characters are counted
+// in DroppedChars), so every call makes progress. DroppedLines counts the
+// lines left for a later read.
+func (b budget) keepOldest(lines []string) trimmed {
+	var t trimmed
+	left := b.chars
+	n := 0
+	for n < len(lines) && n < b.lines {
+		c := utf8.RuneCountInString(lines[n])
+		if c > left {
+			break
+		}
+		left -= c
+		n++
+	}
+	t.Lines = append([]string{}, lines[:n]...)
+	if n == 0 && len(lines) > 0 && b.lines > 0 {
+		head := headRunes(lines[0], b.chars)
+		t.DroppedChars = utf8.RuneCountInString(lines[0]) - utf8.RuneCountInString(head)
+		t.Lines = []string{head}
+		n = 1
+	}
+	t.DroppedLines = len(lines) - n
+	return t
+}
+
+// headRunes returns the first n code points of s.
+func headRunes(s string, n int) string {
+	i := 0
+	for count := 0; i < len(s) && count < n; count++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i]
+}

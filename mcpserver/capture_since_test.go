@@ -106,11 +106,13 @@ func TestCaptureSinceClear(t *testing.T) {
 			// A line of its own: the typed command line ends in "after-clear" too.
 			ts.WaitFor(pane, func(screen string) bool { return hasLine(screen, "after-clear") })
 			got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
-			if got.Continuous {
-				t.Errorf("after clear: %+v; want continuous:false", got)
+			// The server watched every byte: nothing was missed, and the
+			// note names the clear.
+			if !got.Continuous || got.MissedLines != 0 || !strings.Contains(got.Note, "cleared") {
+				t.Errorf("after clear: %+v; want continuous, nothing missed, a note naming the clear", got)
 			}
-			if fmt.Sprint(got.Lines) != "[after-clear]" {
-				t.Errorf("after clear: lines %q; want what the cleared screen shows", got.Lines)
+			if n := len(got.Lines); n != 2 || got.Lines[1] != "after-clear" || !strings.Contains(got.Lines[0], "echo after-clear") {
+				t.Errorf("after clear: lines %q; want the typed line and after-clear", got.Lines)
 			}
 			next := captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
 			if !next.Continuous || len(next.Lines) != 0 {

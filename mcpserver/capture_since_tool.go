@@ -1,8 +1,12 @@
 package mcpserver
 
 import (
+	"errors"
+
 	"context"
 	"fmt"
+	"github.com/libtmux/libtmux-mcp/live"
+	"github.com/libtmux/libtmux-mcp/tmux"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,10 +50,28 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err := checkID("pane", in.PaneID); err != nil {
 		return captureSinceResult{}, err
 	}
+	if s.live != nil {
+		res, err, ok := s.captureSinceStream(ctx, req, in)
+		if ok {
+			return res, err
+		}
+	}
+	return s.captureSinceGrid(ctx, req, in)
+}
+
+// captureSinceGrid answers from the pane's grid alone, anchoring on rows:
+// the way without a view (LIBTMUX_MCP_LIVE=0, or no connection could be
+// opened), where what the pane printed between two calls is not known.
+func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest, in captureSinceParams) (captureSinceResult, error) {
 	a := anchor{pane: in.PaneID, row: -1}
 	if in.Cursor != "" {
 		var err error
-		if a, err = parseCursor(in.PaneID, in.Cursor); err != nil {
+		if _, ok, perr := parseStreamCursor(in.PaneID, in.Cursor); perr != nil {
+			return captureSinceResult{}, perr
+		} else if ok {
+			// A cursor of a view (control mode was on): start again from
+			// the screen.
+		} else if a, err = parseCursor(in.PaneID, in.Cursor); err != nil {
 			return captureSinceResult{}, err
 		}
 	}
@@ -118,6 +140,195 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 	if got.pos.Dead {
 		notes = append(notes, "the pane is dead: no more lines will come")
 	}
+	if in.Cursor != "" {
+		notes = append(notes, "this server did not watch the pane's output between calls (LIBTMUX_MCP_LIVE=0, or no control connection), so missedLines is a lower bound and a pane that repeats its lines can hide a gap")
+	}
 	res.Note = strings.Join(notes, "; ")
 	return res, nil
+}
+
+// captureSinceStream answers from the pane's view: lines counted as the
+// pane printed them, so what was missed is exact. ok is false when no view
+// can be had (the connection could not be opened): the caller falls back
+// to the grid.
+func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolRequest, in captureSinceParams) (res captureSinceResult, err error, ok bool) {
+	var cur streamCursor
+	hasCursor := false
+	foreign := false
+	if in.Cursor != "" {
+		c, isStream, err := parseStreamCursor(in.PaneID, in.Cursor)
+		if err != nil {
+			return captureSinceResult{}, err, true
+		}
+		if !isStream {
+			if _, err := parseCursor(in.PaneID, in.Cursor); err != nil {
+				return captureSinceResult{}, err, true
+			}
+			foreign = true
+		}
+		cur, hasCursor = c, isStream
+	}
+	v, err := s.paneView(ctx, in.PaneID, s.viewKeep())
+	if err != nil {
+		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
+			return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID), true
+		}
+		s.log.Debug("no view of the pane; capture_since reads the grid", "pane", in.PaneID, "err", err)
+		return captureSinceResult{}, nil, false
+	}
+	release := v.Hold()
+	defer release()
+	defer v.Keep(s.viewKeep()) // the keep time counts from the answer
+	res = captureSinceResult{PaneID: in.PaneID, Streaming: true}
+	if hasCursor && cur.epoch != v.Epoch() {
+		foreign = true
+	}
+	if !hasCursor || foreign {
+		// The screen's finished rows, and the count of lines at the moment
+		// tmux read them: the cursor goes on from exactly there.
+		q, err := tmux.NewRowsQuery(in.PaneID, 0, tmux.Position{}, false)
+		if err != nil {
+			return captureSinceResult{}, err, true
+		}
+		var at uint64
+		out, err := v.CommandList(ctx, func(l *live.Lines) { at = l.Newest() }, tmux.SplitList(q.Args)...)
+		if err != nil {
+			return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID), true
+		}
+		rows, _, err := q.Parse(out)
+		if err != nil {
+			return captureSinceResult{}, err, true
+		}
+		got := finish(in.PaneID, rows, rows.HistorySize, true, 0)
+		res.trimmed = s.budget.keepNewest(got.lines)
+		if res.Lines == nil {
+			res.Lines = []string{}
+		}
+		res.Cursor = streamCursor{pane: in.PaneID, epoch: v.Epoch(), line: at}.String()
+		res.Continuous = !foreign
+		var notes []string
+		if foreign {
+			notes = append(notes, fmt.Sprintf("this server was not watching the pane since your cursor (it stops %s after the last capture_since, or its connection ended), so lines printed meanwhile may be missing and these are the screen's; missedLines is a lower bound; from this cursor on it is exact", s.viewKeep()))
+		}
+		if rows.Dead {
+			notes = append(notes, "the pane is dead: no more lines will come")
+		}
+		res.Note = strings.Join(notes, "; ")
+		return res, nil, true
+	}
+
+	var (
+		lines  []string
+		missed uint64
+		marks  []live.Mark
+		newest uint64
+		future bool
+	)
+	read := func() {
+		v.Read(func(l *live.Lines) {
+			newest = l.Newest()
+			if cur.line > newest {
+				future = true
+				return
+			}
+			from := cur.line + 1
+			if o := l.Oldest(); from < o {
+				missed, from = o-from, o
+			}
+			lines = l.Get(from, newest)
+			marks = l.Marks(cur.line)
+		})
+	}
+	// A round trip first: tmux sends the output it read before a command
+	// ahead of the command's answer, so after it the view holds at least
+	// what the screen shows now.
+	pos, perr := s.viewPosition(ctx, v)
+	if perr != nil {
+		return captureSinceResult{}, s.explain(ctx, perr, "pane", in.PaneID), true
+	}
+	if pos.SessionID != v.Session() {
+		// The pane moved to another session: its output no longer comes
+		// here, so this view cannot say what it missed. Start again.
+		v.End()
+		release()
+		return s.captureSinceStream(ctx, req, in)
+	}
+	read()
+	if future {
+		return captureSinceResult{}, fmt.Errorf("cursor %q is ahead of the pane's output; omit cursor to start again from the current screen", in.Cursor), true
+	}
+	if in.WaitMs != nil && *in.WaitMs > 0 {
+		res.EffectiveTimeoutMs = s.effectiveTimeout(in.WaitMs).Milliseconds() // also when it answers at once
+	}
+	if in.WaitMs != nil && *in.WaitMs > 0 && len(lines) == 0 && missed == 0 && !pos.Dead {
+		wctx, w := s.startWait(ctx, req, in.WaitMs, "capture_since")
+		defer w.end()
+		res.EffectiveTimeoutMs = w.ms()
+	wait:
+		for len(lines) == 0 {
+			select {
+			case <-v.Changed():
+				read()
+			case <-v.Wake():
+				// An event that may end the pane (or output): look.
+				read()
+				if len(lines) == 0 {
+					if pos, perr = s.viewPosition(ctx, v); perr != nil || pos.Dead {
+						break wait
+					}
+				}
+			case <-v.Ended():
+				read()
+				break wait
+			case <-wctx.Done():
+				if s.ended(wctx, ctx) == outcomeCancelled {
+					res.Note = "cancelled before new lines arrived"
+				}
+				break wait
+			}
+		}
+	}
+	t := s.budget.keepOldest(lines)
+	res.trimmed = t
+	if res.Lines == nil {
+		res.Lines = []string{}
+	}
+	last := cur.line + missed + uint64(len(t.Lines))
+	res.Cursor = streamCursor{pane: in.PaneID, epoch: v.Epoch(), line: last}.String()
+	res.MissedLines = int(missed)
+	res.Continuous = missed == 0
+	var notes []string
+	if res.Note != "" {
+		notes = append(notes, res.Note)
+	}
+	if missed > 0 {
+		notes = append(notes, fmt.Sprintf("%d lines printed after your cursor (lines %d-%d of the pane's output) left the lines this server keeps for the pane (as many as its history-limit and height) before this read: they are lost, and missedLines counts them exactly", missed, cur.line+1, cur.line+missed))
+	}
+	if t.DroppedLines > 0 {
+		notes = append(notes, fmt.Sprintf("%d more lines (lines %d-%d) are waiting: this answer stops at the read budget with the oldest unread lines first; call capture_since again with this cursor to read them", t.DroppedLines, last+1, last+uint64(t.DroppedLines)))
+	}
+	if t.DroppedChars > 0 {
+		notes = append(notes, fmt.Sprintf("a line longer than the character budget was cut to its first characters (%d left out)", t.DroppedChars))
+	}
+	if m := markNote(marks); m != "" {
+		notes = append(notes, m)
+	}
+	if !v.Alive() {
+		notes = append(notes, "the connection that watched the pane ended (its session or server went away)")
+	}
+	if pos.Dead {
+		notes = append(notes, "the pane is dead: no more lines will come")
+	}
+	res.Note = strings.Join(notes, "; ")
+	return res, nil, true
+}
+
+// viewPosition reads the pane's position over the view's connection.
+func (s *server) viewPosition(ctx context.Context, v *live.View) (tmux.Position, error) {
+	args, seps := positionArgs(v.Pane())
+	out, err := v.Command(ctx, args...)
+	if err != nil {
+		return tmux.Position{}, err
+	}
+	return tmux.ParsePosition(out, seps)
 }

@@ -10,7 +10,7 @@ import (
 type createWindowParams struct {
 	sessionRef
 	Name           string `json:"name,omitempty"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path; omitted = the active pane's"`
 }
 
 type createWindowResult struct {
@@ -62,6 +62,10 @@ func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in cr
 	}
 	if in.StartDirectory != "" {
 		args = append(args, "-c", formatArg(in.StartDirectory))
+	} else {
+		// The target pane's directory (tmux expands it), not this
+		// process's own.
+		args = append(args, "-c", "#{pane_current_path}")
 	}
 	v, err := s.runPrinting(ctx, args, "window_id", "pane_id", "session_id", "window_index", "window_name")
 	if err != nil {

@@ -45,8 +45,8 @@ func TestArgumentMistakesOneStyle(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"run_shell_command", map[string]any{}, "run_shell_command needs command and paneId; its arguments are command, force, paneId, timeoutMs (required: command, paneId)"},
-		{"run_shell_command", map[string]any{"paneId": "%1"}, "run_shell_command needs command; its arguments are"},
+		{"run_shell_command", map[string]any{}, "run_shell_command needs paneId; its arguments are command, force, handle, paneId, timeoutMs (required: paneId)"},
+		{"send_keys", map[string]any{}, "send_keys needs paneId; its arguments are"},
 		{"get_pane_info", map[string]any{"paneId": nil}, "get_pane_info needs paneId; its arguments are paneId (required: paneId)"},
 		{"get_pane_info", map[string]any{"paneId": 3}, "get_pane_info: paneId must be a string, not number; its arguments are paneId (required: paneId)"},
 		{"capture_pane", map[string]any{"paneId": "%1", "start": "top"}, "capture_pane: start must be an integer, not string; its arguments are"},
@@ -57,7 +57,7 @@ func TestArgumentMistakesOneStyle(t *testing.T) {
 		if !strings.HasPrefix(direct, tc.want) {
 			t.Errorf("%s(%v) directly: %q; want it to start %q", tc.tool, tc.args, direct, tc.want)
 		}
-		if tc.tool == "run_shell_command" {
+		if tc.tool == "run_shell_command" || tc.tool == "send_keys" {
 			continue // not an inspect tool: a batch refuses it whole
 		}
 		var got batchResult

@@ -60,6 +60,12 @@ type checked struct {
 // caller's own pane, and only when it equals that pane's exact id; it never
 // overrides another check.
 func (s *server) protect(ctx context.Context, kind, id, force string, p purpose) (checked, error) {
+	return s.protectVia(ctx, nil, kind, id, force, p)
+}
+
+// protectVia is protect reading through run (a control connection's
+// command list) instead of a tmux process, when run is not nil.
+func (s *server) protectVia(ctx context.Context, run func(ctx context.Context, args ...string) (string, error), kind, id, force string, p purpose) (checked, error) {
 	if err := checkID(kind, id); err != nil {
 		return checked{}, err
 	}
@@ -72,7 +78,14 @@ func (s *server) protect(ctx context.Context, kind, id, force string, p purpose)
 	case "session":
 		scope.SessionID = id
 	}
-	snap, err := s.tmux.Snapshot(ctx, tmux.Want{Panes: true, Clients: true, Scope: scope})
+	want := tmux.Want{Panes: true, Clients: true, Scope: scope}
+	var snap tmux.Snapshot
+	var err error
+	if run != nil {
+		snap, err = tmux.SnapshotVia(ctx, run, want)
+	} else {
+		snap, err = s.tmux.Snapshot(ctx, want)
+	}
 	if err != nil {
 		return checked{}, s.explain(ctx, err, kind, id)
 	}

@@ -99,7 +99,10 @@ func TestRunShellCommandOutcomes(t *testing.T) {
 				t.Errorf("timed_out note %q output %q", got.Note, got.Output)
 			}
 			// The pane is busy now: a second command is refused.
-			callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, "not a shell")
+			msg := callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, "run_in_progress")
+			if !strings.Contains(msg, "run_in_progress") || !strings.Contains(msg, "sleep 30") || !strings.Contains(msg, got.Handle) {
+				t.Errorf("command while sleep runs: %q; want run_in_progress naming the running command and its handle %q", msg, got.Handle)
+			}
 		})
 	}
 }

@@ -18,7 +18,8 @@ import (
 
 type runShellCommandParams struct {
 	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
-	Command   string `json:"command" jsonschema:"shell command line"`
+	Command   string `json:"command,omitempty" jsonschema:"shell command line"`
+	Handle    string `json:"handle,omitempty" jsonschema:"a timed_out answer's handle, instead of command"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 	Force     string `json:"force,omitempty"`
 }
@@ -30,6 +31,7 @@ type runShellCommandResult struct {
 	DroppedLines       int      `json:"droppedLines"`
 	DroppedChars       int      `json:"droppedChars"`
 	Cursor             string   `json:"cursor,omitempty"`
+	Handle             string   `json:"handle,omitempty"`
 	EffectiveTimeoutMs int64    `json:"effectiveTimeoutMs"`
 	Note               string   `json:"note,omitempty"`
 }
@@ -40,7 +42,7 @@ func runShellCommandTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Run shell command",
-		description: "Runs a command line in a pane's shell (in a subshell), waits, and answers its exit status, output and a capture_since cursor. " +
+		description: "Runs a command line in a pane's shell (in a subshell), waits, answers exit status, output (head and tail past the budget) and a capture_since cursor. One per pane at a time; pass a timed_out answer's handle instead of command to wait again. " +
 			`Example: {"paneId":"%3","command":"make test"}.`,
 		capability: Capability{
 			ProcessReach:        ReachPaneCommand,
@@ -61,14 +63,35 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	if err := checkID("pane", in.PaneID); err != nil {
 		return runShellCommandResult{}, err
 	}
+	if in.Handle != "" {
+		if in.Command != "" {
+			return runShellCommandResult{}, errors.New("give command (to run one) or handle (to wait for one that timed out), not both")
+		}
+		if s.live == nil {
+			return runShellCommandResult{}, errors.New("no_stream: waiting for a command by its handle needs the control-mode connection that LIBTMUX_MCP_LIVE=0 forbids; read the pane with capture_since")
+		}
+		return s.collectRun(ctx, req, in)
+	}
 	switch {
 	case strings.TrimSpace(in.Command) == "":
-		return runShellCommandResult{}, errors.New("command is empty; give the shell command line to run")
+		return runShellCommandResult{}, errors.New("command is empty; give the shell command line to run (or handle, to wait for an earlier one)")
 	case len(in.Command) > maxCommandBytes:
 		return runShellCommandResult{}, fmt.Errorf("command is %d bytes; at most %d can be typed; put longer scripts in a file and run that", len(in.Command), maxCommandBytes)
 	case strings.ContainsRune(in.Command, 0):
 		return runShellCommandResult{}, errors.New("command contains a NUL byte, which a terminal cannot carry; remove it")
 	}
+	run, busy := s.runs.claim(in.PaneID, in.Command)
+	if busy != nil {
+		return runShellCommandResult{}, busyError(busy)
+	}
+	run.release = func() {}
+	if s.live != nil {
+		if res, err, ok := s.runOnView(ctx, req, in, run); ok {
+			return res, err
+		}
+	}
+	// Without a view: completion by a wait-for process, output from the grid.
+	defer s.runs.free(run, 0)
 	c, err := s.protect(ctx, "pane", in.PaneID, in.Force, forCommand)
 	if err != nil {
 		return runShellCommandResult{}, err
@@ -76,7 +99,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	defer s.inputTo(in.PaneID)()
 	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
 	if !shells[shell] || !atPrompt(c.pane.PID) {
-		return runShellCommandResult{}, fmt.Errorf("pane %s runs %q, not a shell at its prompt; wait for it to finish (wait_for_text), or use send_keys to drive it", in.PaneID, c.pane.CurrentCommand)
+		return runShellCommandResult{}, notAtPrompt(in.PaneID, c.pane.CurrentCommand)
 	}
 	exe, err := s.tmux.Executable()
 	if err != nil {
@@ -259,7 +282,46 @@ func atPrompt(pid int) bool {
 		return true
 	}
 	tpgid, err := strconv.Atoi(f[5])
-	return err != nil || tpgid == pid
+	if err != nil {
+		return true
+	}
+	if tpgid != pid {
+		return false
+	}
+	// A shell without job control (bash -c 'cat; …') keeps the terminal's
+	// foreground while its child runs in its process group: a child there
+	// means the shell is waiting for it, not at a prompt.
+	kids, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+	if err != nil {
+		return true
+	}
+	for _, k := range strings.Fields(string(kids)) {
+		if pgrpOf(k) == tpgid {
+			return false
+		}
+	}
+	return true
+}
+
+// pgrpOf is the process group of process pid, or -1.
+func pgrpOf(pid string) int {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 3 {
+		return -1
+	}
+	g, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return g
 }
 
 // paneGone reports whether pane no longer exists, is dead, or its server

@@ -59,6 +59,9 @@ type Limits struct {
 	Live           bool          // control-mode connections allowed
 	Attended       string        // typing (when empty), watched or ignore
 	MaxBlocking    int           // blocking calls in flight; DefaultMaxBlocking when 0
+	// ViewKeep is how long a pane's lines are counted after the last
+	// capture_since or run_shell_command for it; DefaultViewKeep when 0.
+	ViewKeep time.Duration
 }
 
 // Enrollments reports a pane's tmux_run enrollment, and is told of input this server sends
@@ -86,6 +89,7 @@ type server struct {
 	typed  *typedLog  // recent input, discounted by wait_for_text
 	// blocking holds a token per blocking call in flight (see guard).
 	blocking chan struct{}
+	runs     runs // run_shell_command's framed commands
 }
 
 // New returns the MCP server for d, with the selected tools registered. It

@@ -12,7 +12,7 @@ type splitWindowParams struct {
 	PaneID         string `json:"paneId"`
 	Direction      string `json:"direction,omitempty" jsonschema:"horizontal (side by side) or vertical (default)"`
 	Size           int    `json:"size,omitempty" jsonschema:"percent, 1-99"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path; omitted = the pane's"`
 }
 
 type splitWindowResult struct {
@@ -27,7 +27,7 @@ func splitWindowTool() tool {
 		name:    "split_window",
 		toolset: Manage,
 		title:   "Split pane",
-		description: "Splits a pane; the new one runs a shell and does not take focus. " +
+		description: "Splits a pane; the new one runs a shell, unfocused. " +
 			`Example: {"paneId":"%3","direction":"horizontal","size":30}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
@@ -62,6 +62,10 @@ func (s *server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in spl
 	}
 	if in.StartDirectory != "" {
 		args = append(args, "-c", formatArg(in.StartDirectory))
+	} else {
+		// The target pane's directory (tmux expands it), not this
+		// process's own.
+		args = append(args, "-c", "#{pane_current_path}")
 	}
 	v, err := s.runPrinting(ctx, args, "pane_id", "window_id", "pane_width", "pane_height")
 	if err != nil {

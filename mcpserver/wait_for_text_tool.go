@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -93,6 +95,50 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	watch := s.watchPane(wctx, pos.SessionID, in.PaneID, true)
 	defer func() { watch.stop() }()
 
+	// The pane's view, when there is one, holds every line the pane
+	// finished during the wait: a match that scrolled past between two
+	// looks at the screen is still found there.
+	var view *live.View
+	var seen, startLine uint64
+	var hooked atomic.Pointer[string] // a match found as a line finished
+	if v, err := s.paneView(ctx, in.PaneID, 0); err == nil {
+		view = v
+		release := v.Hold()
+		defer release()
+		// Each line is also searched as it finishes, so a flood that
+		// pushes it out of the kept lines before this wait looks cannot
+		// hide it.
+		var remove func()
+		v.Read(func(l *live.Lines) {
+			seen, startLine = l.Newest(), l.Newest()
+			remove = l.OnLine(func(_ uint64, line string) {
+				if hooked.Load() == nil {
+					if m := find(s.typed.discount(in.PaneID, line)); m != "" {
+						hooked.Store(&m)
+					}
+				}
+			})
+		})
+		defer v.Read(func(*live.Lines) { remove() })
+	}
+	findStream := func() string {
+		if view == nil {
+			return ""
+		}
+		if m := hooked.Load(); m != nil {
+			return *m
+		}
+		var text string
+		view.Read(func(l *live.Lines) {
+			// From the last line already searched (a pattern may span it
+			// and the next), through the unfinished line.
+			lines := l.Get(max(seen, startLine+1), l.Newest())
+			text = strings.Join(append(lines, l.Unfinished()), "\n")
+			seen = l.Newest()
+		})
+		return find(s.typed.discount(in.PaneID, text))
+	}
+
 	var last *tmux.Rows
 	// Each look reads the screen and what scrolled past it since the last
 	// look (with a few rows of overlap, for lines that wrapped), not all
@@ -117,7 +163,10 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		return find(s.typed.discount(in.PaneID, strings.Join(joined, "\n"))), false
 	}
 	outcome := ""
-	if m, gone := look(); m != "" {
+	if m := findStream(); m != "" {
+		outcome, res.Match = "matched", m
+		look() // for the screen
+	} else if m, gone := look(); m != "" {
 		outcome, res.Match = "matched", m
 	} else if gone {
 		outcome = outcomePaneDied
@@ -134,7 +183,10 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			outcome = s.ended(wctx, ctx)
 			continue
 		}
-		if m, gone := look(); m != "" {
+		if m := findStream(); m != "" {
+			outcome, res.Match = "matched", m
+			look() // for the screen
+		} else if m, gone := look(); m != "" {
 			outcome, res.Match = "matched", m
 		} else if gone {
 			outcome = outcomePaneDied
@@ -166,6 +218,32 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			res.Cursor = a.String()
 		}
 	}
+	var lostNote string
+	if view != nil && ctx.Err() == nil {
+		// The output since the wait began, from the view: exact. A round
+		// trip first, so the view holds what the last look saw.
+		s.viewPosition(ctx, view)
+		var lines []string
+		var missed uint64
+		view.Read(func(l *live.Lines) {
+			from := startLine + 1
+			if o := l.Oldest(); from < o {
+				missed, from = o-from, o
+			}
+			lines = l.Get(from, l.Newest())
+			if u := l.Unfinished(); u != "" {
+				lines = append(lines, u)
+			}
+			res.Cursor = streamCursor{pane: in.PaneID, epoch: view.Epoch(), line: l.Newest()}.String()
+		})
+		res.Output = s.budget.keepNewest(lines).Lines
+		if res.Output == nil {
+			res.Output = []string{}
+		}
+		if missed > 0 {
+			lostNote = fmt.Sprintf("%d lines of output left the lines kept for the pane before the answer and are not in output", missed)
+		}
+	}
 	switch outcome {
 	case outcomeTimedOut:
 		res.Note = fmt.Sprintf("%q did not appear within %d ms; wait again, or pass cursor to capture_since to read what is new", in.Pattern, w.ms())
@@ -173,6 +251,9 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		res.Note = fmt.Sprintf("pane %s died or its server stopped; waiting again cannot match", in.PaneID)
 	case outcomeCancelled:
 		res.Note = "the wait was cancelled"
+	}
+	if lostNote != "" {
+		res.Note = strings.TrimPrefix(res.Note+"; "+lostNote, "; ")
 	}
 	return res, nil
 }

@@ -85,6 +85,8 @@ type Control struct {
 	subs       map[*subscriber]struct{}
 	subsClosed bool
 
+	tap atomic.Pointer[func(pane string, data []byte)]
+
 	attached chan error // the reader's verdict on the attach, sent once
 	closing  atomic.Bool
 	done     chan struct{}
@@ -93,6 +95,8 @@ type Control struct {
 
 type pendingCommand struct {
 	args   []string
+	mark   func() // called by the reader when the first block of the answer ends
+	blocks int
 	token  string
 	out    strings.Builder
 	errOut strings.Builder

@@ -16,11 +16,34 @@ import (
 // a *Error with tmux's message in Stderr. ctx bounds the wait; a command
 // given up on stays queued in tmux and its answer is discarded.
 func (cc *Control) Command(ctx context.Context, args ...string) (string, error) {
-	line, err := commandLine(args)
-	if err != nil {
-		return "", err
+	return cc.CommandList(ctx, nil, args)
+}
+
+// CommandList sends commands as one command list (one line: tmux runs them
+// in one queue step, with no pane output read in between) and returns
+// their output together. mark, when not nil, is called by the reader
+// goroutine as the answer's first block ends: every %output that tmux had
+// read before the list ran has then been delivered (to OnOutput), and none
+// read after it. mark must be quick.
+func (cc *Control) CommandList(ctx context.Context, mark func(), cmds ...[]string) (string, error) {
+	var parts []string
+	var args []string
+	for i, c := range cmds {
+		line, err := commandLine(c)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, line)
+		if i > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, c...)
 	}
-	p := &pendingCommand{args: args, reply: make(chan commandReply, 1)}
+	if len(parts) == 0 {
+		return "", errors.New("no tmux command given")
+	}
+	line := strings.Join(parts, " ; ")
+	p := &pendingCommand{args: args, mark: mark, reply: make(chan commandReply, 1)}
 
 	cc.wmu.Lock()
 	cc.qmu.Lock()
@@ -88,6 +111,18 @@ func (cc *Control) commandError(args []string, err error) error {
 	return &Error{Args: args, Err: err}
 }
 
+// OnOutput makes the reader goroutine call fn with every %output (and
+// %extended-output) as it is read, before subscribers see it, and in
+// order; unlike a subscription it never drops one. fn must be quick and
+// must not call back into cc. A later call replaces fn; nil removes it.
+func (cc *Control) OnOutput(fn func(pane string, data []byte)) {
+	if fn == nil {
+		cc.tap.Store(nil)
+		return
+	}
+	cc.tap.Store(&fn)
+}
+
 // NoOutput stops %output notifications for this client (refresh-client -f
 // no-output); other notifications keep coming.
 func (cc *Control) NoOutput(ctx context.Context) error {
@@ -122,6 +157,9 @@ func (cc *Control) answer(lines []string, failed bool) {
 		return // not ours after all; nothing is waiting
 	}
 	p := cc.queue[0]
+	if p.blocks++; p.blocks == 1 && p.mark != nil {
+		p.mark()
+	}
 	if !failed && len(lines) == 1 && lines[0] == p.token {
 		cc.queue[0] = nil
 		cc.queue = cc.queue[1:]

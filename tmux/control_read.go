@@ -54,6 +54,11 @@ func (cc *Control) read() {
 			inBlock, guard, mine = true, l.guard, l.mine
 		case lineNotify:
 			ev := l.event
+			if ev.Kind == EventOutput || ev.Kind == EventExtendedOutput {
+				if tap := cc.tap.Load(); tap != nil {
+					(*tap)(ev.Pane, ev.Data)
+				}
+			}
 			if !attached && ev.Kind == EventSessionChanged {
 				attached = true
 				cc.session = ev.Session

@@ -146,6 +146,32 @@ func (c *Client) CapturePosition(ctx context.Context, pane string) (Position, er
 	return pos, err
 }
 
+// PositionArgs is CapturePosition's command, for a control connection;
+// ParsePosition reads its output.
+func PositionArgs(pane string, seps Separators) []string {
+	return []string{"display-message", "-p", "-t", pane, positionFormat(seps)}
+}
+
+// ParsePosition reads the output of PositionArgs.
+func ParsePosition(out string, seps Separators) (Position, error) {
+	pos, _, err := parsePosition(out, seps)
+	return pos, err
+}
+
+// SplitList cuts args at the ";" arguments that separate the commands of
+// a list (as RowsQuery.Args has them), for Control.CommandList.
+func SplitList(args []string) [][]string {
+	var out [][]string
+	start := 0
+	for i, a := range args {
+		if a == ";" {
+			out = append(out, args[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, args[start:])
+}
+
 // parsePosition reads the position record at the start of out and returns
 // what follows it.
 func parsePosition(out string, seps Separators) (Position, string, error) {

@@ -54,6 +54,19 @@ func (c *Client) Snapshot(ctx context.Context, want Want) (Snapshot, error) {
 	return snap, err
 }
 
+// SnapshotVia is Snapshot with the one command line sent by run (a control
+// connection's, say), which gets the argv with ";" between commands.
+func SnapshotVia(ctx context.Context, run func(ctx context.Context, args ...string) (string, error), want Want) (Snapshot, error) {
+	seps := NewSeparators()
+	args, err := snapshotArgs(want, seps)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	out, runErr := run(ctx, args...)
+	snap, _, err := snapshotResult(out, runErr, seps)
+	return snap, err
+}
+
 // snapshotResult parses a snapshot's output and tells an empty server from
 // a failure. It also returns the raw rows of tags other than the snapshot's.
 func snapshotResult(out string, runErr error, seps Separators) (Snapshot, map[string]string, error) {

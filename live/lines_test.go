@@ -1,0 +1,145 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLines(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+		marks    []Mark
+		alt      bool
+		rest     string // the unfinished line
+	}{
+		{name: "plain lines, CRLF as a pty writes them", in: "a\r\nbb\r\n", want: []string{"a", "bb"}},
+		{name: "the unfinished line is not a line", in: "a\r\npartial", want: []string{"a"}, rest: "partial"},
+		{name: "a progress bar keeps what it shows last", in: "10%\r20%\r100%\r\n", want: []string{"100%"}},
+		{name: "a shorter overwrite keeps the old tail, as the screen does", in: "abcdef\rxy\n", want: []string{"xycdef"}},
+		{name: "erase to the end after CR", in: "abcdef\r\x1b[Kxy\n", want: []string{"xy"}},
+		{name: "colours are dropped", in: "\x1b[1;31mred\x1b[0m\n", want: []string{"red"}},
+		{name: "an OSC title is dropped", in: "\x1b]0;title\x07a\n\x1b]2;t\x1b\\b\n", want: []string{"a", "b"}},
+		{name: "charset designation", in: "\x1b(Ba\x1b)0b\n", want: []string{"ab"}},
+		{name: "tabs expand to stops of 8", in: "a\tb\n", want: []string{"a       b"}},
+		{name: "backspace overwrites", in: "ab\bc\n", want: []string{"ac"}},
+		{name: "trailing spaces are trimmed", in: "a   \n", want: []string{"a"}},
+		{name: "empty lines count", in: "\n\n", want: []string{"", ""}},
+		{name: "utf-8", in: "héllo ✓\n", want: []string{"héllo ✓"}},
+		{name: "clear", in: "a\n\x1b[H\x1b[2J\x1b[3Jb\n", want: []string{"a", "b"},
+			marks: []Mark{{1, MarkClear}, {1, MarkClearHist}}},
+		{name: "clear erases the unfinished line", in: "a\npart\x1b[H\x1b[2Jb\n", want: []string{"a", "b"},
+			marks: []Mark{{1, MarkClear}}},
+		{name: "home and erase below is a clear (clear where TERM has no E3)", in: "a\n\x1b[H\x1b[Jb\n\x1b[5;1H\x1b[Jc\n", want: []string{"a", "b", "c"},
+			marks: []Mark{{1, MarkClear}}},
+		{name: "reset", in: "a\nx\x1bcb\n", want: []string{"a", "b"}, marks: []Mark{{1, MarkReset}}},
+		{name: "alternate screen output is not lines", in: "a\n\x1b[?1049h\x1b[Hdrawn\r\nmore\r\n\x1b[?1049lb\n",
+			want: []string{"a", "b"}, marks: []Mark{{1, MarkAltOn}, {1, MarkAltOff}}},
+		{name: "alternate screen 47 and 1047, among other modes", in: "\x1b[?1;47hx\n\x1b[?1047l\x1b[?1047hy\n",
+			want: []string{}, alt: true, marks: []Mark{{0, MarkAltOn}, {0, MarkAltOff}, {0, MarkAltOn}}},
+		{name: "reset leaves the alternate screen", in: "\x1b[?1049hx\n\x1bcb\n", want: []string{"b"},
+			marks: []Mark{{0, MarkAltOn}, {0, MarkAltOff}, {0, MarkReset}}},
+		{name: "a private mode that is not a screen", in: "\x1b[?25la\n\x1b[?25h", want: []string{"a"}},
+		{name: "cursor forward pads", in: "a\x1b[3Cb\n", want: []string{"a   b"}},
+		{name: "NEL finishes a line", in: "a\x1bEb\n", want: []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Every cut of the stream into two blocks gives the same lines:
+			// tmux's blocks may end inside an escape or a character.
+			for cut := 0; cut <= len(tc.in); cut++ {
+				l := NewLines(100, 1<<20)
+				l.Feed([]byte(tc.in[:cut]))
+				l.Feed([]byte(tc.in[cut:]))
+				got := l.Get(1, l.Newest())
+				if got == nil {
+					got = []string{}
+				}
+				want := tc.want
+				if want == nil {
+					want = []string{}
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Fatalf("cut at %d: lines (-want +got):\n%s", cut, d)
+				}
+				if d := cmp.Diff(tc.marks, l.Marks(0)); d != "" {
+					t.Fatalf("cut at %d: marks (-want +got):\n%s", cut, d)
+				}
+				if l.Alternate() != tc.alt || l.Unfinished() != tc.rest {
+					t.Fatalf("cut at %d: alternate %v, unfinished %q; want %v, %q", cut, l.Alternate(), l.Unfinished(), tc.alt, tc.rest)
+				}
+			}
+		})
+	}
+}
+
+// Repeating lines of any period are counted one by one: the count does
+// not depend on what the lines say.
+func TestLinesRepeatingPeriods(t *testing.T) {
+	for _, period := range []int{1, 2, 3, 7} {
+		l := NewLines(50, 1<<20)
+		var b strings.Builder
+		const n = 10000
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "row %d\r\n", i%period)
+		}
+		s := b.String()
+		for len(s) > 0 { // blocks of 8192 bytes, as tmux writes them
+			k := min(len(s), 8192)
+			l.Feed([]byte(s[:k]))
+			s = s[k:]
+		}
+		if l.Newest() != n || l.Oldest() != n-49 {
+			t.Errorf("period %d: newest %d, oldest %d; want %d, %d", period, l.Newest(), l.Oldest(), n, n-49)
+		}
+		if got := l.Get(n, n); len(got) != 1 || got[0] != fmt.Sprintf("row %d", (n-1)%period) {
+			t.Errorf("period %d: last line %q", period, got)
+		}
+	}
+}
+
+func TestLinesRingBounds(t *testing.T) {
+	l := NewLines(3000, 1<<30)
+	for i := 1; i <= 5000; i++ {
+		l.Feed([]byte(fmt.Sprintf("%d\n", i)))
+	}
+	if l.Newest() != 5000 || l.Oldest() != 2001 {
+		t.Fatalf("newest %d oldest %d; want 5000 2001", l.Newest(), l.Oldest())
+	}
+	got := l.Get(1, 2002)
+	if d := cmp.Diff([]string{"2001", "2002"}, got); d != "" {
+		t.Errorf("Get clamps to the kept lines (-want +got):\n%s", d)
+	}
+	// The byte bound drops old lines too, but keeps the newest.
+	l = NewLines(1000, 100)
+	l.Feed([]byte(strings.Repeat("x", 500) + "\nab\ncd\n"))
+	if l.Newest() != 3 || l.Oldest() < 2 {
+		t.Errorf("byte bound: newest %d oldest %d; want 3 and at least 2", l.Newest(), l.Oldest())
+	}
+}
+
+func TestLinesOnLine(t *testing.T) {
+	l := NewLines(10, 1<<20)
+	var got []string
+	remove := l.OnLine(func(n uint64, line string) { got = append(got, fmt.Sprintf("%d:%s", n, line)) })
+	l.Feed([]byte("a\n\x1b[?1049hz\n\x1b[?1049lb\n"))
+	remove()
+	l.Feed([]byte("c\n"))
+	if d := cmp.Diff([]string{"1:a", "2:b"}, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestLinesLongLineIsBounded(t *testing.T) {
+	l := NewLines(10, 1<<30)
+	chunk := []byte(strings.Repeat("x", 8192))
+	for range 100 {
+		l.Feed(chunk)
+	}
+	l.Feed([]byte("\x1b[200Cy\n"))
+	if got := l.Get(1, 1); len(got) != 1 || len(got[0]) != maxLineRunes {
+		t.Errorf("a line of 819,200 characters kept %d; want %d", len(got[0]), maxLineRunes)
+	}
+}

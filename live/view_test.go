@@ -1,0 +1,93 @@
+package live
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestViewCountsItsPaneOnly(t *testing.T) {
+	d := &fakeDialer{}
+	p := New(d.dial, 10*time.Millisecond)
+	defer p.Close()
+	v, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour)
+	if err != nil || !made {
+		t.Fatalf("View: %v, made %v", err, made)
+	}
+	again, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour)
+	if err != nil || made || again != v {
+		t.Fatalf("a second View of the pane made another (%v, %v)", made, err)
+	}
+	changed := v.Changed()
+	c := d.conn("$1")
+	c.output("%2", "other\n")
+	c.output("%1", "a\r\nb")
+	c.output("%1", "\r\n")
+	select {
+	case <-changed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("output did not signal Changed")
+	}
+	var got []string
+	v.Read(func(l *Lines) { got = l.Get(1, l.Newest()) })
+	if len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Errorf("lines %q; want [a b]", got)
+	}
+	var at uint64
+	if _, err := v.CommandList(context.Background(), func(l *Lines) { at = l.Newest() }, []string{"display-message"}); err != nil || at != 2 {
+		t.Errorf("mark saw %d lines (%v); want 2", at, err)
+	}
+}
+
+func TestViewEndsAfterItsKeepTimeUnlessHeld(t *testing.T) {
+	d := &fakeDialer{}
+	p := New(d.dial, 10*time.Millisecond)
+	defer p.Close()
+	v, _, err := p.View(context.Background(), "$1", "%1", 100, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := v.Hold()
+	select {
+	case <-v.Ended():
+		t.Fatal("a held view ended")
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	select {
+	case <-v.Ended():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the view never ended after its keep time")
+	}
+	// Its connection closes after the pool's idle time, and a new view is new.
+	deadline := time.Now().Add(2 * time.Second)
+	for p.Sessions() != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // polling pool state
+	}
+	if p.Sessions() != 0 || p.Views() != 0 {
+		t.Fatalf("sessions %d views %d after the view ended; want 0 0", p.Sessions(), p.Views())
+	}
+	w, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour)
+	if err != nil || !made || w.Epoch() == v.Epoch() {
+		t.Errorf("a view after the end: made %v, epoch %s (old %s), %v", made, w.Epoch(), v.Epoch(), err)
+	}
+}
+
+func TestViewEndsWithItsConnection(t *testing.T) {
+	d := &fakeDialer{}
+	p := New(d.dial, time.Hour)
+	defer p.Close()
+	v, _, err := p.View(context.Background(), "$1", "%1", 100, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.conn("$1").Close()
+	select {
+	case <-v.Ended():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the view outlived its connection")
+	}
+	if v.Alive() {
+		t.Error("Alive after the end")
+	}
+}

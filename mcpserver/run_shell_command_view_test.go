@@ -1,0 +1,286 @@
+package mcpserver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+)
+
+// shellPane starts a bash or zsh pane, 80x24 whatever the version's
+// defaults.
+func shellPane(t *testing.T, ts *tmuxtest.Server, shell string) string {
+	t.Helper()
+	var pane string
+	if shell == "bash" {
+		pane = bashSession(t, ts, "b")
+	} else {
+		pane = ts.ZshSession("z")
+	}
+	ts.Run("resize-window", "-t", pane, "-x", "80", "-y", "24")
+	return pane
+}
+
+func wantStatus(t *testing.T, what string, got runShellCommandResult, status int) {
+	t.Helper()
+	if got.Outcome != "completed" || got.ExitStatus == nil || *got.ExitStatus != status {
+		t.Fatalf("%s: %+v; want completed with exit status %d", what, got, status)
+	}
+}
+
+// Issue 15: the exit status never depends on the screen. A clear as the
+// first command of a fresh pane, and every kind of clear after it, the
+// alternate screen, and output that looks like a marker.
+func TestRunShellCommandScreenIndependent(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			ts := tmuxtest.Start(t)
+			pane := shellPane(t, ts, shell)
+			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			steps := []struct {
+				command string
+				status  int
+				output  []string
+			}{
+				{"clear", 0, nil}, // the first command of a fresh pane
+				{"clear; echo after; exit 3", 3, []string{"after"}},
+				{"tput clear; echo tput", 0, []string{"tput"}},
+				{`printf '\033[H\033[2J\033[3J'; echo three; false`, 1, []string{"three"}},
+				{`echo before; printf '\033[?1049h\033[Hfull screen\r\nmore\r\n'; printf '\033[?1049l'; echo after; exit 4`, 4, []string{"before", "after"}},
+				{`echo lt0123456789ab-s; echo lt0123456789ab-e:0; exit 5`, 5, []string{"lt0123456789ab-s", "lt0123456789ab-e:0"}},
+			}
+			if _, err := os.Stat("/usr/bin/tput"); err != nil {
+				steps = append(steps[:2], steps[3:]...)
+			}
+			for _, st := range steps {
+				got := runCmd(t, cs, map[string]any{"paneId": pane, "command": st.command, "timeoutMs": 15000})
+				wantStatus(t, st.command, got, st.status)
+				if st.output != nil && fmt.Sprint(got.Output) != fmt.Sprint(st.output) {
+					t.Errorf("%s: output %q; want %q", st.command, got.Output, st.output)
+				}
+			}
+		})
+	}
+}
+
+// Issue 15: eight concurrent calls on one pane: exactly one runs, and the
+// seven others are refused at once, before it ends, naming it.
+func TestRunShellCommandOnePerPane(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := shellPane(t, ts, "bash")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	gate := filepath.Join(ts.Dir, "gate")
+	type answer struct {
+		res runShellCommandResult
+		err string
+	}
+	answers := make(chan answer, 8)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out runShellCommandResult
+			cmd := fmt.Sprintf("echo call %d; while [ ! -e %s ]; do sleep 0.05; done", i, gate)
+			msg, err := callTool(cs, "run_shell_command", map[string]any{"paneId": pane, "command": cmd}, &out)
+			if err != nil {
+				msg = "protocol error: " + err.Error()
+			}
+			answers <- answer{out, msg}
+		}()
+	}
+	// Seven refusals come while the one command still waits for the gate.
+	for range 7 {
+		select {
+		case a := <-answers:
+			if !strings.HasPrefix(a.err, "run_in_progress: ") || !strings.Contains(a.err, "echo call") || !strings.Contains(a.err, `"handle":"rsc-`) {
+				t.Fatalf("a concurrent call answered %+v; want run_in_progress naming the running command and its handle", a)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("the concurrent calls were not refused while the first ran")
+		}
+	}
+	os.WriteFile(gate, nil, 0o600)
+	a := <-answers
+	wg.Wait()
+	if a.err != "" || a.res.Outcome != "completed" || len(a.res.Output) != 1 || !strings.HasPrefix(a.res.Output[0], "call ") {
+		t.Fatalf("the one that ran: %+v; want completed with its one line", a)
+	}
+	// The pane is free again, and its line holds one frame only.
+	got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo next"})
+	wantStatus(t, "after the eight", got, 0)
+}
+
+// Issue 15: a command longer than its timeout answers timed_out with a
+// handle; a later call with the handle waits for it and answers its exact
+// exit status and output. A timeout over the ceiling is clamped, in the
+// note. (The issue's 40 s command and 30 s timeout, scaled down.)
+func TestRunShellCommandCollectAfterTimeout(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := shellPane(t, ts, "zsh")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true, WaitMax: 1500 * time.Millisecond}})
+	gate := filepath.Join(ts.Dir, "gate")
+	cmd := fmt.Sprintf("echo started; while [ ! -e %s ]; do sleep 0.05; done; echo finished; exit 42", gate)
+	got := runCmd(t, cs, map[string]any{"paneId": pane, "command": cmd, "timeoutMs": 120000})
+	if got.Outcome != "timed_out" || got.Handle == "" || got.ExitStatus != nil || got.EffectiveTimeoutMs != 1500 {
+		t.Fatalf("first answer: %+v; want timed_out after the 1500 ms ceiling, with a handle", got)
+	}
+	if !strings.Contains(got.Note, "clamped to 1500") || !strings.Contains(got.Note, got.Handle) || fmt.Sprint(got.Output) != "[started]" {
+		t.Errorf("first answer: note %q output %q; want the clamp, the handle, and the output so far", got.Note, got.Output)
+	}
+	// Still running: waiting again times out again, with the same handle.
+	again := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle, "timeoutMs": 200})
+	if again.Outcome != "timed_out" || again.Handle != got.Handle {
+		t.Fatalf("second wait: %+v; want timed_out with handle %s", again, got.Handle)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	done := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle})
+	wantStatus(t, "collected", done, 42)
+	if fmt.Sprint(done.Output) != "[started finished]" {
+		t.Errorf("collected output %q; want [started finished]", done.Output)
+	}
+	// A handle can be collected again, and a wrong one is refused.
+	if again := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle}); *again.ExitStatus != 42 {
+		t.Errorf("second collection: %+v", again)
+	}
+	callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "handle": "rsc-000000000000"}, "no command with handle")
+}
+
+// Issue 15: 5,000 lines with history-limit 2000: the head and the tail,
+// the exact count left between, and a cursor that reads every one still
+// kept; the lost ones are counted exactly.
+func TestRunShellCommandLongOutput(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.Run("set-option", "-g", "history-limit", "2000")
+	pane := shellPane(t, ts, "bash")
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "seq 1 5000"})
+	wantStatus(t, "seq 1 5000", got, 0)
+	n := plainNumbers(got.Output)
+	if len(n) != 200 || n[0] != 1 || n[99] != 100 || n[100] != 4901 || n[199] != 5000 {
+		t.Fatalf("output: %d lines %v…%v; want 1-100 and 4901-5000", len(n), n[:min(3, len(n))], n[max(len(n)-3, 0):])
+	}
+	t.Logf("note: %s", got.Note)
+	if got.DroppedLines != 4800 {
+		t.Errorf("droppedLines %d; want exactly 4800", got.DroppedLines)
+	}
+	// Follow the note's cursor to the end of the gap.
+	i := strings.Index(got.Note, `"cursor":"`)
+	if i < 0 {
+		t.Fatalf("note %q names no cursor", got.Note)
+	}
+	cursor, _, _ := strings.Cut(got.Note[i+len(`"cursor":"`):], `"`)
+	var lost int
+	if m := regexp.MustCompile(`(\d+) of them are lost`).FindStringSubmatch(got.Note); m != nil {
+		lost, _ = strconv.Atoi(m[1])
+	}
+	var read []int
+	for range 100 {
+		c := captureSince(t, cs, map[string]any{"paneId": pane, "cursor": cursor})
+		cursor = c.Cursor
+		if len(c.Lines) == 0 {
+			break
+		}
+		read = append(read, plainNumbers(c.Lines)...)
+	}
+	// What follows the gap is the tail and the frame's end: read only up
+	// to 4900.
+	var gap []int
+	for _, v := range read {
+		if v <= 4900 {
+			gap = append(gap, v)
+		}
+	}
+	if len(gap) == 0 || gap[len(gap)-1] != 4900 {
+		t.Fatalf("read from the cursor: %d lines ending %v; want the gap up to 4900", len(gap), gap[max(len(gap)-3, 0):])
+	}
+	for k := 1; k < len(gap); k++ {
+		if gap[k] != gap[k-1]+1 {
+			t.Fatalf("gap read out of order or twice at %d: %d then %d", k, gap[k-1], gap[k])
+		}
+	}
+	if first := gap[0]; first != 101+lost || lost == 0 {
+		t.Errorf("the gap read starts at %d with %d reported lost; want 101 + lost, lost > 0 (history-limit 2000)", first, lost)
+	}
+}
+
+// Issue 15: a shell that waits for its foreground child, with or without
+// job control, is not at its prompt.
+func TestRunShellCommandRefusesForegroundProgram(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	tmuxtest.Need(t, "bash")
+	noJobControl := ts.NewSession("cat", "bash", "-c", "cat >/dev/null; true")
+	withJobControl := shellPane(t, ts, "zsh")
+	ts.Type(withJobControl, "cat", true)
+	ts.WaitFor(withJobControl, func(screen string) bool { return strings.Contains(screen, "% cat\n") })
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	for _, pane := range []string{noJobControl, withJobControl} {
+		// Wait until cat runs: the shell's child, in the foreground.
+		pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			kids, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+			if len(strings.Fields(string(kids))) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pane %s never started cat", pane)
+			}
+			time.Sleep(20 * time.Millisecond) // polling /proc
+		}
+		callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo typed-into-cat", "timeoutMs": 2000}, "not a shell at its prompt")
+	}
+}
+
+// Issue 15: split_window and create_window start in the target pane's
+// directory unless told otherwise.
+func TestNewPanesStartInThePanesDirectory(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := shellPane(t, ts, "zsh")
+	dir, _ := filepath.EvalSymlinks(ts.Dir)
+	ts.Type(pane, "cd "+dir, true)
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_current_path}")) != dir {
+		if time.Now().After(deadline) {
+			t.Fatal("the pane never moved to " + dir)
+		}
+		time.Sleep(20 * time.Millisecond) // polling tmux state
+	}
+	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	var split splitWindowResult
+	call(t, cs, "split_window", map[string]any{"paneId": pane}, &split)
+	var win createWindowResult
+	call(t, cs, "create_window", map[string]any{"sessionId": strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{session_id}"))}, &win)
+	for _, p := range []string{split.PaneID, win.PaneID} {
+		if got := strings.TrimSpace(ts.Run("display-message", "-p", "-t", p, "#{pane_start_path}#{?pane_start_path,,#{pane_current_path}}")); got != dir {
+			// tmux before 3.4 has no pane_start_path: its current path is
+			// its shell's.
+			deadline := time.Now().Add(10 * time.Second)
+			for got = ""; got != dir && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				got = strings.TrimSpace(ts.Run("display-message", "-p", "-t", p, "#{pane_current_path}"))
+			}
+			if got != dir {
+				t.Errorf("new pane %s starts in %q; want %q", p, got, dir)
+			}
+		}
+	}
+}
+
+// plainNumbers reads the lines that are decimal numbers, skipping others
+// (a frame's echo and prompt around a read).
+func plainNumbers(lines []string) []int {
+	var out []int
+	for _, l := range lines {
+		if n, err := strconv.Atoi(l); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/live"
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
+
+// DefaultViewKeep is how long the server goes on counting a pane's lines
+// after the last capture_since or run_shell_command for it (Limits.ViewKeep
+// when set).
+const DefaultViewKeep = 5 * time.Minute
+
+// viewMaxLines bounds the lines a view keeps, whatever the pane's
+// history-limit says.
+const viewMaxLines = 100000
+
+// paneView returns pane's view (see live.View), making one when it has
+// none: that costs one tmux call for the pane's session and history-limit,
+// and the control connection when the session has none open. keep extends
+// its life. It fails when control mode is off or the pane is not there.
+func (s *server) paneView(ctx context.Context, pane string, keep time.Duration) (*live.View, error) {
+	if s.live == nil {
+		return nil, errNoLive
+	}
+	if v := s.live.Lookup(pane); v != nil {
+		v.Keep(keep)
+		return v, nil
+	}
+	pos, err := s.tmux.CapturePosition(ctx, pane)
+	if err != nil {
+		return nil, err
+	}
+	// The view keeps as many lines as tmux would (history and screen).
+	v, _, err := s.live.View(ctx, pos.SessionID, pane, min(pos.HistoryLimit+pos.Height, viewMaxLines), keep)
+	return v, err
+}
+
+var errNoLive = fmt.Errorf("LIBTMUX_MCP_LIVE=0 forbids control-mode connections")
+
+// viewKeep is how long a cursor keeps its pane watched.
+func (s *server) viewKeep() time.Duration {
+	if s.deps.Limits.ViewKeep > 0 {
+		return s.deps.Limits.ViewKeep
+	}
+	return DefaultViewKeep
+}
+
+// streamCursor is a capture_since cursor on a view: the pane, the view's
+// epoch and the number of the last line delivered.
+type streamCursor struct {
+	pane  string
+	epoch string
+	line  uint64
+}
+
+const streamCursorPrefix = "lv1"
+
+func (c streamCursor) String() string {
+	return fmt.Sprintf("%s.%s.%s.%d", streamCursorPrefix, strings.TrimPrefix(c.pane, "%"), c.epoch, c.line)
+}
+
+// parseStreamCursor reads an lv1 cursor; ok is false for another kind.
+func parseStreamCursor(pane, s string) (c streamCursor, ok bool, err error) {
+	if !strings.HasPrefix(s, streamCursorPrefix+".") {
+		return streamCursor{}, false, nil
+	}
+	f := strings.Split(s, ".")
+	bad := fmt.Errorf("cursor %q is not one this server returned; omit cursor to start again from the current screen", s)
+	if len(f) != 4 {
+		return streamCursor{}, true, bad
+	}
+	if "%"+f[1] != pane {
+		return streamCursor{}, true, fmt.Errorf("cursor %q belongs to pane %%%s, not %s; pass it with that pane, or omit cursor", s, f[1], pane)
+	}
+	n, err := strconv.ParseUint(f[3], 10, 64)
+	if err != nil || f[2] == "" {
+		return streamCursor{}, true, bad
+	}
+	return streamCursor{pane: pane, epoch: f[2], line: n}, true, nil
+}
+
+// positionArgs is the command of a pane's position, for a view's
+// connection; parse its output with tmux.ParsePosition.
+func positionArgs(pane string) ([]string, tmux.Separators) {
+	seps := tmux.NewSeparators()
+	return tmux.PositionArgs(pane, seps), seps
+}
+
+// markNote words what the marks between two reads say happened.
+func markNote(marks []live.Mark) string {
+	var what []string
+	seen := map[live.MarkKind]bool{}
+	for _, m := range marks {
+		if seen[m.Kind] {
+			continue
+		}
+		seen[m.Kind] = true
+		switch m.Kind {
+		case live.MarkClear:
+			what = append(what, fmt.Sprintf("the screen was cleared after line %d", m.After))
+		case live.MarkClearHist:
+			what = append(what, "the scrollback was erased (tmux no longer has the older lines; they were delivered or counted)")
+		case live.MarkReset:
+			what = append(what, fmt.Sprintf("the terminal was reset after line %d", m.After))
+		case live.MarkAltOn:
+			what = append(what, "a full-screen program used the alternate screen (what it drew is not lines and is not returned)")
+		}
+	}
+	return strings.Join(what, "; ")
+}
