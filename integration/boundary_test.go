@@ -91,7 +91,7 @@ func TestTmuxRunForgedAnswerFromInheritedDescriptor(t *testing.T) {
 // finding 2).
 func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 	e := enrollPane(t)
-	e.stdoutOf(t, "true") // the resident helper exists: a GO alone would start a run
+	e.stdoutOf(t, "true")                            // the resident helper exists: a GO alone would start a run
 	mark := filepath.Join(shortTempDir(t), "forger") // forgers may write after the test
 	e.typeAndWait(t, forgeFunction(mark))
 	e.typeAndWait(t, `setopt prompt_subst; PS1='$(forge)%% '`)
