@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A tmux server this process starts gets none of its secrets: the HTTP token is neither in
@@ -133,32 +130,8 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 func TestTmuxRunHelperKilledStopsTheScript(t *testing.T) {
 	e := enrollPane(t)
 	pidfile := filepath.Join(e.ts.Dir, "pid")
-	params := &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
-		"target": map[string]any{"kind": "pane", "id": e.pane, "generation": e.gen},
-		"script": writePIDScript(pidfile, "printf ready; sleep 30"),
-	}}
-	params.SetProgressToken("killed")
-	done := make(chan map[string]any, 1)
-	go func() {
-		var obj map[string]any
-		if res, err := e.p.cs.CallTool(context.Background(), params); err == nil {
-			raw, _ := json.Marshal(res.StructuredContent)
-			json.Unmarshal(raw, &obj)
-		}
-		done <- obj
-	}()
+	done := e.runAsyncProgress(t, writePIDScript(pidfile, "printf ready; sleep 30"), "ready")
 	sh := readPID(t, pidfile)
-	// The helper's records arrive in order: once the broker counted the script's stdout, it has
-	// the started record that names the process group (the helper writes it after the script
-	// began, so the pid file alone does not prove it).
-	for seen := false; !seen; {
-		select {
-		case n := <-e.p.progress:
-			seen = n.ProgressToken == "killed" && strings.Contains(n.Message, "stdout 5 bytes")
-		case <-time.After(20 * time.Second):
-			t.Fatal("no progress notification counting the script's output")
-		}
-	}
 	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(sh) + "/stat")
 	if err != nil {

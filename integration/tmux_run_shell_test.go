@@ -188,9 +188,21 @@ func TestTmuxRunServerRestartedOnTheSameSocket(t *testing.T) {
 	e := enrollPane(t)
 	e.stdoutOf(t, "true")
 	lost := strings.Count(e.p.stderr.String(), "tmux_run enrollment lost")
+	old, err := e.ts.Client.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.ts.Run("kill-server")
 	if !e.p.stderr.waitCount("tmux_run enrollment lost", lost+1, 20*time.Second) {
 		t.Fatalf("the server did not notice the shell's end; stderr:\n%s", e.p.stderr)
+	}
+	// A server started on the socket before the old process has exited dies at once ("server
+	// exited unexpectedly"): wait for it.
+	for deadline := time.Now().Add(20 * time.Second); syscall.Kill(old.PID, 0) == nil && !zombie(old.PID); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the old tmux server %d still runs 20 s after kill-server", old.PID)
+		}
+		time.Sleep(10 * time.Millisecond) // polling process state
 	}
 	if _, err := e.ts.Client.RunConfig(context.Background(), filepath.Join(e.ts.Dir, "tmux.conf"), "start-server"); err != nil {
 		t.Fatal(err)
@@ -271,4 +283,15 @@ func TestTmuxRunStartsNoTmuxProcess(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling tmux state
 	}
+}
+
+// zombie reports whether pid has exited and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
