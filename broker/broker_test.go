@@ -1,8 +1,11 @@
 package broker
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/enroll"
 )
 
@@ -26,5 +29,50 @@ func TestNewZeroConfigWorks(t *testing.T) {
 	defer b.Close()
 	if b.cfg.ShellAnswer != DefaultShellAnswer || b.cfg.RunTimeout != DefaultRunTimeout {
 		t.Errorf("New(zero Config): ShellAnswer %s, RunTimeout %s; want %s and %s", b.cfg.ShellAnswer, b.cfg.RunTimeout, DefaultShellAnswer, DefaultRunTimeout)
+	}
+}
+
+// sweep removes only broker directories of this user whose lock no process holds: not a
+// locked one, one without a lock file, one with another name or mode, or a symlink to one.
+func TestSweepRemovesOnlyDeadOwnDirectories(t *testing.T) {
+	base := t.TempDir()
+	mk := func(name string, mode os.FileMode, lock bool) string {
+		dir := filepath.Join(base, name)
+		if err := os.Mkdir(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(dir, mode)
+		if lock {
+			if err := os.WriteFile(filepath.Join(dir, lockName), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	dead := mk(dirPrefix+"dead", 0o700, true)
+	live := mk(dirPrefix+"live", 0o700, true)
+	noLock := mk(dirPrefix+"nolock", 0o700, false)
+	open := mk(dirPrefix+"open", 0o755, true)
+	other := mk("other-dead", 0o700, true)
+	link := filepath.Join(base, dirPrefix+"link")
+	if err := os.Symlink(dead, link); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.Open(filepath.Join(live, lockName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if ok, err := peercred.TryLock(held); !ok || err != nil {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	sweep(base)
+	if _, err := os.Lstat(dead); !os.IsNotExist(err) {
+		t.Errorf("%s: a dead process's directory survived (%v)", dead, err)
+	}
+	for _, keep := range []string{live, noLock, open, other, link} {
+		if _, err := os.Lstat(keep); err != nil {
+			t.Errorf("%s was removed (%v)", keep, err)
+		}
 	}
 }

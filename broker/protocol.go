@@ -42,7 +42,7 @@ var (
 	BrokerWords  = []string{WordOK, WordNo, WordRun, WordHelper}
 	ShellReasons = []string{FailConnect, FailSpawn, ErrBadRequest}
 	NoReasons    = []string{enroll.ReasonExpired, enroll.ReasonUsed, enroll.ReasonWrongPane, enroll.ReasonNotPaneProcess,
-		enroll.ReasonWrongServer, enroll.ReasonWrongUID, enroll.ReasonLimit}
+		enroll.ReasonWrongServer, enroll.ReasonWrongUID, enroll.ReasonLimit, enroll.ReasonAgentInput}
 )
 
 // livePrefix names the liveness FIFO of an enrollment in the broker's directory:

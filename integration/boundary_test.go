@@ -91,7 +91,7 @@ func TestTmuxRunForgedAnswerFromInheritedDescriptor(t *testing.T) {
 // finding 2).
 func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 	e := enrollPane(t)
-	e.stdoutOf(t, "true") // the resident helper exists: a GO alone would start a run
+	e.stdoutOf(t, "true")                            // the resident helper exists: a GO alone would start a run
 	mark := filepath.Join(shortTempDir(t), "forger") // forgers may write after the test
 	e.typeAndWait(t, forgeFunction(mark))
 	e.typeAndWait(t, `setopt prompt_subst; PS1='$(forge)%% '`)
@@ -130,7 +130,7 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 func TestTmuxRunHelperKilledStopsTheScript(t *testing.T) {
 	e := enrollPane(t)
 	pidfile := filepath.Join(e.ts.Dir, "pid")
-	done := e.runAsync(context.Background(), writePIDScript(pidfile, "sleep 30"))
+	done := e.runAsyncProgress(t, writePIDScript(pidfile, "printf ready; sleep 30"), "ready")
 	sh := readPID(t, pidfile)
 	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(sh) + "/stat")

@@ -80,6 +80,40 @@ func liveMember(pgid int) bool {
 	return false
 }
 
+// runAsyncProgress starts a tmux_run call whose script prints out first, and returns once a
+// progress notification counted those bytes: the helper's records arrive in order, so the broker
+// then has the started record (a pid file the script writes does not prove it). The channel
+// carries the answer.
+func (e *enrolled) runAsyncProgress(t testing.TB, script, out string) <-chan map[string]any {
+	t.Helper()
+	token := "run-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	params := &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
+		"target": map[string]any{"kind": "pane", "id": e.pane, "generation": e.gen},
+		"script": script,
+	}}
+	params.SetProgressToken(token)
+	done := make(chan map[string]any, 1)
+	go func() {
+		var obj map[string]any
+		if res, err := e.p.cs.CallTool(context.Background(), params); err == nil {
+			raw, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(raw, &obj)
+		}
+		done <- obj
+	}()
+	want := "stdout " + strconv.Itoa(len(out)) + " bytes"
+	for {
+		select {
+		case n := <-e.p.progress:
+			if n.ProgressToken == token && strings.Contains(n.Message, want) {
+				return done
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no progress notification counting the script's %d bytes of output", len(out))
+		}
+	}
+}
+
 // runAsync starts a tmux_run call and returns a channel with its answer.
 func (e *enrolled) runAsync(ctx context.Context, script string) <-chan map[string]any {
 	done := make(chan map[string]any, 1)
@@ -234,7 +268,7 @@ func TestTmuxRunShellExitsDuringRun(t *testing.T) {
 func TestTmuxRunHelperKilled(t *testing.T) {
 	e := enrollPane(t)
 	pidfile := filepath.Join(e.ts.Dir, "pid")
-	done := e.runAsync(context.Background(), writePIDScript(pidfile, "sleep 60"))
+	done := e.runAsyncProgress(t, writePIDScript(pidfile, "printf ready; sleep 60"), "ready")
 	sh := readPID(t, pidfile)
 	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(sh) + "/stat")

@@ -501,6 +501,10 @@ func (s *sh) pipeTerminal() (stop func() string) {
 		s.must("pipe-pane", "-t", s.pane)
 		s.keys("BSpace")
 		s.waitFor("the marker to be erased", func(l []string) bool { return !strings.HasSuffix(l[len(l)-1], "Z") })
+		// The prompt's connection attaches from zle-line-init, before the editor turns on
+		// bracketed paste for the new line: that sequence can trail the attach into the
+		// recording. It is the editor's, not the run's.
+		b = bytes.TrimPrefix(b, []byte("\x1b[?2004h"))
 		return string(bytes.TrimSuffix(b, []byte("Z")))
 	}
 }

@@ -249,7 +249,7 @@ _libtmux_mcp_rc=0
   done
   if [[ $reply == OK\ [A-Za-z0-9_-](#c1,64)$'\n' ]]; then
     # The HELLO connection ends here, before `source` returns: a command on the same line
-    # (`source FILE; job &`) must not inherit it. The next prompt attaches its own (precmd).
+    # (`source FILE; job &`) must not inherit it. The next prompt attaches its own.
     { exec {fd}<&- } 2>/dev/null
     typeset -gi _libtmux_mcp_idle=0
     typeset -g _libtmux_mcp_eid=${${reply#OK }%$'\n'} _libtmux_mcp_live=

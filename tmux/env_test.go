@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,18 @@ func TestRunForHasItsOwnDeadline(t *testing.T) {
 	_, err = c.RunFor(context.Background(), 50*time.Millisecond, "wait-for", "x")
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 50ms") {
 		t.Errorf("RunFor past its deadline = %v; want a deadline error naming 50ms", err)
+	}
+}
+
+// Without drops exactly the named variables from every tmux process the client starts, and
+// leaves the client it came from as it was.
+func TestClientWithout(t *testing.T) {
+	c := &Client{env: []string{"A=1", "SECRET=x", "SECRET_NOT=y", "B=SECRET=z"}}
+	d := c.Without("SECRET")
+	if want := []string{"A=1", "SECRET_NOT=y", "B=SECRET=z"}; !slices.Equal(d.env, want) {
+		t.Errorf("Without(SECRET).env = %q; want %q", d.env, want)
+	}
+	if len(c.env) != 4 {
+		t.Errorf("the original client's environment changed: %q", c.env)
 	}
 }

@@ -3,9 +3,13 @@
 // (SO_PEERPIDFD, or pidfd_open with a start-time check on kernels before
 // 6.5), its start time, and a process generation that names one process for
 // its whole life, so a reused pid is never mistaken for the process that
-// connected. It also reads what /proc says about a process (its state, its
-// umask, niceness and limits), waits for a pidfd's exit, and keeps the
-// liveness FIFOs whose hangup tells that a shell exec'd or exited.
+// connected. It also names the writer of every read from a connection
+// (SO_PASSCRED), reads what /proc says about a process (its state, its
+// umask, niceness and limits), waits for a pidfd's exit, keeps the liveness
+// FIFOs whose hangup tells that a shell exec'd or exited, and holds the few
+// other system calls package broker needs (signalling a process group, file
+// locks, owner checks, opening without following symlinks), so that the
+// broker builds everywhere from one platform split.
 //
 // It reads identities and watches for exits; it decides nothing. Deciding
 // whether a peer may enroll or spawn is package broker's job.
