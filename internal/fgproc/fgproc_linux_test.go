@@ -84,11 +84,19 @@ func TestProcAndPSAgree(t *testing.T) {
 		states = append(states, state{sh + " running cat in the foreground", cat, false})
 
 		// The marker is printed from inside the subshell, which then
-		// holds the terminal's foreground until sleep ends.
+		// holds the terminal's foreground until sleep ends. Without
+		// "; true" the subshell could become sleep (exec).
 		sub := shells[sh](sh + "-sub")
-		ts.Type(sub, "( echo in-sub''shell; sleep 30 )", true)
+		ts.Type(sub, "( echo in-sub''shell; sleep 30; true )", true)
 		shownAlone(sub, "in-subshell")
-		states = append(states, state{sh + " running a subshell ( sleep 30 )", sub, false})
+		ts.WaitCommand(sub, sh) // tmux names the subshell like the shell
+		states = append(states, state{sh + " running a subshell ( sleep 30; true )", sub, false})
+
+		// Where the subshell does become sleep, the answer is the same.
+		subExec := shells[sh](sh + "-subexec")
+		ts.Type(subExec, "( sleep 30 )", true)
+		ts.WaitCommand(subExec, "sleep")
+		states = append(states, state{sh + " running a subshell ( sleep 30 )", subExec, false})
 	}
 
 	// No job control: bash keeps the terminal's foreground and waits for
