@@ -11,11 +11,14 @@ import (
 	"time"
 )
 
-// psArgs lists every process (-A) with four numeric columns and no header:
-// a column titled with an empty string has none, and with every title
-// empty no header line is printed. -A, pid, ppid and pgid are POSIX; tpgid
-// is not, but procps (Linux), macOS, FreeBSD, OpenBSD and NetBSD all have it.
-var psArgs = []string{"-A", "-o", "pid=,ppid=,pgid=,tpgid="}
+// psArgs lists every process with four numeric columns and no header: a
+// column titled with an empty string has none, and with every title empty
+// no header line is printed. "ax" (BSD style: a first argument without a
+// dash) selects every process in procps (Linux), macOS and the BSDs alike,
+// where POSIX's -A is missing from FreeBSD's ps(1) synopsis before 2025.
+// pid, ppid and pgid are POSIX keywords; tpgid is not, but procps, macOS,
+// FreeBSD, OpenBSD and NetBSD all document it.
+var psArgs = []string{"ax", "-o", "pid=,ppid=,pgid=,tpgid="}
 
 // psTimeout bounds one ps run.
 const psTimeout = 5 * time.Second
