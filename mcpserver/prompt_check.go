@@ -18,8 +18,8 @@ func promptCheck(pane, current string, pid int) error {
 	}
 	ok, err := fgproc.ShellAtPrompt(pid)
 	if err != nil {
-		return fmt.Errorf("pane %s runs %q, but whether it is at its prompt cannot be told here (%v), so nothing was typed; "+
-			"check that ps works for this user, or type deliberately with send_keys", pane, current, err)
+		return fmt.Errorf("pane %s runs %q, but whether it is at its prompt cannot be told (%w), so nothing was typed; "+
+			"check that ps works for this user, or type on purpose with send_keys", pane, current, err)
 	}
 	if !ok {
 		return notAtPrompt(pane, current)

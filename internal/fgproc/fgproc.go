@@ -15,10 +15,7 @@
 // start a command the moment after.
 package fgproc
 
-import (
-	"fmt"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // proc is what the check needs to know about one process.
 type proc struct {
@@ -37,8 +34,8 @@ var forcePS atomic.Bool
 // ShellAtPrompt reports whether process pid owns its terminal's foreground
 // process group while no child of it runs in that group: a shell in that
 // state is showing its prompt (or about to). An error means the facts could
-// not be read (the process is gone, or neither /proc nor ps answered); it
-// never stands for yes.
+// not be read (the process is gone, or neither /proc nor ps answered) and
+// says which and why; it never stands for yes.
 func ShellAtPrompt(pid int) (bool, error) {
 	read := readFamily
 	if forcePS.Load() {
@@ -46,7 +43,7 @@ func ShellAtPrompt(pid int) (bool, error) {
 	}
 	shell, kids, err := read(pid)
 	if err != nil {
-		return false, fmt.Errorf("cannot tell whether process %d is at its prompt: %w", pid, err)
+		return false, err
 	}
 	return atPrompt(shell, kids), nil
 }

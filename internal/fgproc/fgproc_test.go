@@ -76,8 +76,8 @@ func TestShellAtPromptWithoutAnswer(t *testing.T) {
 	}
 	t.Setenv("PATH", dir)
 	ok, err := ShellAtPrompt(os.Getpid())
-	if ok || err == nil || !strings.Contains(err.Error(), "keyword tpgid unknown") || !strings.Contains(err.Error(), "cannot tell") {
-		t.Errorf("ShellAtPrompt with a failing ps: %v, %v; want false and an error carrying ps's message", ok, err)
+	if ok || err == nil || !strings.Contains(err.Error(), "keyword tpgid unknown") || !strings.Contains(err.Error(), "ps ax -o") {
+		t.Errorf("ShellAtPrompt with a failing ps: %v, %v; want false and an error naming the ps command and carrying its message", ok, err)
 	}
 
 	t.Setenv("PATH", t.TempDir()) // no ps at all
