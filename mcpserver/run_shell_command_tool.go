@@ -1,17 +1,16 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/fgproc"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -98,8 +97,8 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	defer s.inputTo(in.PaneID)()
 	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
-	if !shells[shell] || !atPrompt(c.pane.PID) {
-		return runShellCommandResult{}, notAtPrompt(in.PaneID, c.pane.CurrentCommand)
+	if err := promptCheck(in.PaneID, c.pane.CurrentCommand, c.pane.PID); err != nil {
+		return runShellCommandResult{}, err
 	}
 	exe, err := s.tmux.Executable()
 	if err != nil {
@@ -264,64 +263,10 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 
 // atPrompt reports whether the pane's own process (its shell) owns the
 // terminal's foreground, so no job (not even a subshell, which tmux names
-// like the shell) is running. Where /proc cannot tell, it says yes and the
-// name check decides alone.
+// like the shell) is running. Where that cannot be told it says no.
 func atPrompt(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	// Fields after the command name, which is in parentheses and may hold
-	// anything: state ppid pgrp session tty_nr tpgid …
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return true
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 6 {
-		return true
-	}
-	tpgid, err := strconv.Atoi(f[5])
-	if err != nil {
-		return true
-	}
-	if tpgid != pid {
-		return false
-	}
-	// A shell without job control (bash -c 'cat; …') keeps the terminal's
-	// foreground while its child runs in its process group: a child there
-	// means the shell is waiting for it, not at a prompt.
-	kids, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
-	if err != nil {
-		return true
-	}
-	for _, k := range strings.Fields(string(kids)) {
-		if pgrpOf(k) == tpgid {
-			return false
-		}
-	}
-	return true
-}
-
-// pgrpOf is the process group of process pid, or -1.
-func pgrpOf(pid string) int {
-	stat, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return -1
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 3 {
-		return -1
-	}
-	g, err := strconv.Atoi(f[2])
-	if err != nil {
-		return -1
-	}
-	return g
+	ok, err := fgproc.ShellAtPrompt(pid)
+	return ok && err == nil
 }
 
 // paneGone reports whether pane no longer exists, is dead, or its server

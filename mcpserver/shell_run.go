@@ -205,9 +205,9 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		hold = v.Hold()
 	}
 	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
-	if !shells[shell] || !atPrompt(c.pane.PID) {
+	if err := promptCheck(in.PaneID, c.pane.CurrentCommand, c.pane.PID); err != nil {
 		abandon()
-		return res, notAtPrompt(in.PaneID, c.pane.CurrentCommand), true
+		return res, err, true
 	}
 	f, err := newStreamFrame(in.Command, shell)
 	if err != nil {

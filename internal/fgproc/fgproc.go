@@ -1,0 +1,72 @@
+// Package fgproc tells whether a terminal's shell is at its prompt, from
+// process facts alone: the shell owns its terminal's foreground process
+// group, and no child of the shell runs in that group. (A shell without job
+// control, such as bash -c 'cat; …', keeps the foreground while it waits
+// for a child in its own group.)
+//
+// The facts (pid, parent, process group, the terminal's foreground group)
+// come from /proc on Linux and from ps(1) everywhere else (macOS, the BSDs);
+// Linux asks ps too when /proc cannot answer. When neither can, the answer
+// is an error, never a guess.
+//
+// It does not know which programs are shells (the caller checks the name,
+// as tmux reports it), what is typed at the prompt, or what background jobs
+// of a job-control shell do; and an answer is a snapshot: the shell may
+// start a command the moment after.
+package fgproc
+
+import "sync/atomic"
+
+// proc is what the check needs to know about one process.
+type proc struct {
+	PID, PPID int
+	PGID      int // its process group
+	TPGID     int // the foreground process group of its controlling terminal; <= 0 when it has none
+}
+
+// readFamily reads process pid and its children. ps answers unless a
+// _linux.go file puts /proc first.
+var readFamily = psFamily
+
+// forcePS makes ShellAtPrompt ask ps even where /proc could answer.
+var forcePS atomic.Bool
+
+// ShellAtPrompt reports whether process pid owns its terminal's foreground
+// process group while no child of it runs in that group: a shell in that
+// state is showing its prompt (or about to). An error means the facts could
+// not be read (the process is gone, or neither /proc nor ps answered) and
+// says which and why; it never stands for yes.
+func ShellAtPrompt(pid int) (bool, error) {
+	read := readFamily
+	if forcePS.Load() {
+		read = psFamily
+	}
+	shell, kids, err := read(pid)
+	if err != nil {
+		return false, err
+	}
+	return atPrompt(shell, kids), nil
+}
+
+// ForcePS makes ShellAtPrompt read ps, as it does where there is no /proc,
+// until restore is called. Tests on Linux use it to run the path that other
+// systems take.
+func ForcePS() (restore func()) {
+	old := forcePS.Swap(true)
+	return func() { forcePS.Store(old) }
+}
+
+// atPrompt decides from the facts: shell owns the foreground (its
+// terminal's foreground group is the one it leads) and none of kids (its
+// children) runs in that group.
+func atPrompt(shell proc, kids []proc) bool {
+	if shell.TPGID != shell.PID {
+		return false
+	}
+	for _, k := range kids {
+		if k.PPID == shell.PID && k.PGID == shell.TPGID {
+			return false
+		}
+	}
+	return true
+}
