@@ -58,10 +58,7 @@ func TestRunShellCommandThroughPS(t *testing.T) {
 				}
 				idle := ts.ZshSession("idle")
 				cs := connect(t, ts, Deps{Limits: Limits{Live: live}})
-				msg := call(t, cs, "run_shell_command", map[string]any{"paneId": busy, "command": "echo typed-into-subshell"}, nil)
-				if !strings.Contains(msg, "not a shell at its prompt") {
-					t.Errorf("a subshell running sleep: %q; want a refusal", msg)
-				}
+				callErr(t, cs, "run_shell_command", map[string]any{"paneId": busy, "command": "echo typed-into-subshell"}, "not a shell at its prompt")
 				got := runCmd(t, cs, map[string]any{"paneId": idle, "command": "echo through-ps; exit 4"})
 				if got.Outcome != "completed" || got.ExitStatus == nil || *got.ExitStatus != 4 || fmt.Sprint(got.Output) != "[through-ps]" {
 					t.Errorf("a run in an idle zsh: %+v; want completed, status 4, output [through-ps]", got)
@@ -84,7 +81,7 @@ func TestRunShellCommandCannotTell(t *testing.T) {
 	psOnPath(t, "#!/bin/sh\necho 'ps: tpgid: keyword not found' >&2\nexit 1\n")
 	for _, live := range []bool{true, false} {
 		cs := connect(t, ts, Deps{Limits: Limits{Live: live}})
-		msg := call(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo typed-blind"}, nil)
+		msg := callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo typed-blind"}, "")
 		for _, want := range []string{"cannot be told", "tpgid: keyword not found", "nothing was typed", "send_keys"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("live=%v, ps failing: %q; want it to contain %q", live, msg, want)

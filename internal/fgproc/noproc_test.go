@@ -14,7 +14,7 @@ import (
 // systems without /proc.
 func TestNoProcOutsideLinuxFiles(t *testing.T) {
 	allowed := map[string]string{
-		"broker/run.go":                 "tmux_run only, which stops at startup off Linux (peercred.ErrNotSupported)",
+		"broker/dispatch.go":            "tmux_run only, which stops at startup off Linux (peercred.ErrNotSupported)",
 		"internal/tmuxtest/tmuxtest.go": "a test helper (ExtraFDs), not shipped",
 	}
 	root := filepath.Join("..", "..")
