@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/testbin"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
@@ -293,16 +294,25 @@ func rss(t *testing.T, pid int) (now, peak int) {
 }
 
 // settleRSS waits up to 10 s for pid's RSS to come within 2x idle; it
-// returns the last reading.
-func settleRSS(t *testing.T, pid, idle int) int {
+// returns the last reading and how long it took.
+func settleRSS(t *testing.T, pid, idle int) (int, time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	start := time.Now()
 	for {
 		now, _ := rss(t, pid)
-		if now <= 2*idle || time.Now().After(deadline) {
-			return now
+		if now <= 2*idle || time.Since(start) > 10*time.Second {
+			return now, time.Since(start).Round(100 * time.Millisecond)
 		}
 		time.Sleep(100 * time.Millisecond) // polling /proc
+	}
+}
+
+// checkRSS asserts the settled RSS; a -race binary's memory (shadow
+// memory, no FreeOSMemory effect on it) is not what users run.
+func checkRSS(t *testing.T, settled, idle int) {
+	t.Helper()
+	if settled > 2*idle && !testbin.Race() {
+		t.Errorf("RSS %d KiB 10 s after the load; idle was %d KiB (want at most 2x)", settled, idle)
 	}
 }
 
@@ -346,6 +356,25 @@ func hostileServer(t *testing.T) (ts *tmuxtest.Server, pane, window string) {
 
 func hostileEnv(ts *tmuxtest.Server, extra ...string) []string {
 	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + ts.Dir, "TMUX_TMPDIR=" + ts.Dir}, extra...)
+}
+
+// warmFrames are one ordinary call of each kind the load makes, before
+// idle RSS is read: idle is a server that has served them once (schemas
+// compiled, pools started), not one that has served nothing.
+func warmFrames(pane string) (ids, frames []string) {
+	for i, f := range []string{
+		callFrame(`"warm-0"`, "list_panes", `{}`),
+		callFrame(`"warm-1"`, "capture_pane", `{"paneId":"`+pane+`","start":-10}`),
+		callFrame(`"warm-2"`, "search_panes", `{"pattern":"warm"}`),
+		callFrame(`"warm-3"`, "call_read_tools_batch", `{"operations":[{"tool":"list_panes"}]}`),
+		callFrame(`"warm-4"`, "wait_for_channel", `{"channel":"warm","timeoutMs":1}`),
+		`{"jsonrpc":"2.0","id":"warm-5","method":"resources/read","params":{"uri":"tmux://capabilities"}}`,
+		`{"jsonrpc":"2.0","id":"warm-6","method":"tools/list"}`,
+	} {
+		ids = append(ids, fmt.Sprintf(`"warm-%d"`, i))
+		frames = append(frames, f)
+	}
+	return ids, frames
 }
 
 const hostileInit = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}}`
@@ -422,8 +451,10 @@ func TestHostileFramesStdio(t *testing.T) {
 	}
 	start := time.Now()
 	deadline := start.Add(hostileTimeout)
-	send(hostileInit, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, callFrame(`"warm"`, "list_panes", `{}`))
-	ans.await(t, []string{`"init"`, `"warm"`}, deadline)
+	send(hostileInit, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	warmIDs, warm := warmFrames(pane)
+	send(warm...)
+	ans.await(t, append(warmIDs, `"init"`), deadline)
 	idle, _ := rss(t, cmd.Process.Pid)
 
 	var waitIDs []string
@@ -448,7 +479,7 @@ func TestHostileFramesStdio(t *testing.T) {
 	ans.await(t, append(append(ids, waitIDs...), `"signal"`), deadline)
 	t.Logf("%s: all answered", time.Since(start))
 	_, peak := rss(t, cmd.Process.Pid)
-	settled := settleRSS(t, cmd.Process.Pid, idle)
+	settled, took := settleRSS(t, cmd.Process.Pid, idle)
 
 	stdin.Close()
 	select {
@@ -459,7 +490,7 @@ func TestHostileFramesStdio(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no exit 20 s after stdin EOF\nstderr: %s", stderr.String())
 	}
-	answered := ans.check(t, probes, append(append([]string{`"init"`, `"warm"`, `"signal"`}, waitIDs...), `"ten"`)...)
+	answered := ans.check(t, probes, append(append(append([]string{`"init"`, `"signal"`}, waitIDs...), warmIDs...), `"ten"`)...)
 	var waits []string
 	for _, id := range waitIDs {
 		if got := ans.byID[id]; len(got) == 1 {
@@ -469,13 +500,11 @@ func TestHostileFramesStdio(t *testing.T) {
 		}
 	}
 	waitAnswers(t, waits)
-	if settled > 2*idle {
-		t.Errorf("RSS %d KiB 10 s after the load; idle was %d KiB (want at most 2x)", settled, idle)
-	}
+	checkRSS(t, settled, idle)
 	if n := strings.Count(stderr.String(), "could not be encoded"); n != 5 {
 		t.Errorf("the 5 unencodable answers were logged %d times; want once each", n)
 	}
-	t.Logf("stdio: %d frames sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB", sent, answered, idle, peak, settled)
+	t.Logf("stdio: %d frames sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB %s after the load", sent, answered, idle, peak, settled, took)
 }
 
 var httpURL = regexp.MustCompile(`Streamable HTTP at (http://\S+/mcp)`)
@@ -561,7 +590,10 @@ func TestHostileFramesHTTP(t *testing.T) {
 	}
 	post(hostileInit)
 	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	post(callFrame(`"warm"`, "list_panes", `{}`))
+	warmIDs, warm := warmFrames(pane)
+	for _, f := range warm {
+		post(f)
+	}
 	idle, _ := rss(t, cmd.Process.Pid)
 
 	var wg sync.WaitGroup
@@ -579,7 +611,7 @@ func TestHostileFramesHTTP(t *testing.T) {
 	post(callFrame(`"signal"`, "signal_channel", `{"channel":"hostile"}`))
 	wg.Wait()
 	_, peak := rss(t, cmd.Process.Pid)
-	settled := settleRSS(t, cmd.Process.Pid, idle)
+	settled, took := settleRSS(t, cmd.Process.Pid, idle)
 
 	// SIGTERM with a call in flight: its answer comes before the exit.
 	inflight := make(chan struct{})
@@ -602,7 +634,7 @@ func TestHostileFramesHTTP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no exit 20 s after SIGTERM\nstderr: %s", stderr.String())
 	}
-	answered := ans.check(t, probes, append(append([]string{`"init"`, `"warm"`, `"signal"`, `"term"`}, waitIDs...), `"ten"`)...)
+	answered := ans.check(t, probes, append(append(append([]string{`"init"`, `"signal"`, `"term"`}, waitIDs...), warmIDs...), `"ten"`)...)
 	if got := ans.byID[`"term"`]; len(got) != 1 || !strings.Contains(got[0], "cancelled") {
 		t.Errorf("the call in flight at SIGTERM answered %q; want it cancelled", got)
 	}
@@ -615,8 +647,6 @@ func TestHostileFramesHTTP(t *testing.T) {
 		}
 	}
 	waitAnswers(t, waits)
-	if settled > 2*idle {
-		t.Errorf("RSS %d KiB 10 s after the load; idle was %d KiB (want at most 2x)", settled, idle)
-	}
-	t.Logf("http: %d requests sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB", sent, answered, idle, peak, settled)
+	checkRSS(t, settled, idle)
+	t.Logf("http: %d requests sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB %s after the load", sent, answered, idle, peak, settled, took)
 }
