@@ -3,10 +3,12 @@
 // differences that keep a session alive and its answers complete.
 //
 // A frame that is not a JSON-RPC message does not end the session: it is
-// answered with a JSON-RPC error (-32700 when it is not JSON, -32600 when it
-// is JSON but not a valid request: a wrong id type, an id no JSON-RPC peer
-// can echo exactly, a batch) and the next frame is read. Every byte written
-// to stdout is a JSON-RPC message on its own line.
+// answered with a JSON-RPC error (package frame's checks, shared with HTTP:
+// -32700 when it is not JSON, -32600 when it is over MaxFrame or JSON but
+// not a valid request: a wrong id type, an id no JSON-RPC peer can echo
+// exactly, a batch) and the next frame is read. Nor does an answer that
+// cannot be encoded: it becomes an internal error for its id. Every byte
+// written to stdout is a JSON-RPC message on its own line.
 //
 // Stdin EOF does not drop the requests already read. go-sdk stops writing
 // once its reader fails, so the connection keeps its reader open after EOF
