@@ -214,7 +214,7 @@ type Relief struct {
 }
 
 // reliefAfter are the delays after the last frame.
-var reliefAfter = []time.Duration{2 * time.Second, 8 * time.Second}
+var reliefAfter = []time.Duration{time.Second, 3 * time.Second, 8 * time.Second}
 
 // Saw notes a frame of n bytes.
 func (r *Relief) Saw(n int) {
