@@ -204,9 +204,9 @@ const LargeFrame = 1 << 20
 // Relief returns the memory a large frame made the process take: decoding
 // a 4 MiB frame can take ten times that, and Go's scavenger gives it back
 // only slowly. Once a large frame has been seen, it frees memory to the
-// operating system twice after the traffic goes quiet (2 s and 8 s after
-// the last frame, when the calls have likely been answered, and once more
-// for slow ones). The zero value is ready.
+// operating system after the traffic goes quiet: 1 s, 3 s and 8 s after
+// the last frame (when the calls have likely been answered, and again for
+// slow ones). The zero value is ready.
 type Relief struct {
 	mu     sync.Mutex
 	owed   bool // a large frame was seen since the last relief
