@@ -51,7 +51,8 @@ const quoteMax = 200
 // arguments before they are decoded, caps the blocking calls in flight,
 // and keeps error texts from quoting more than quoteMax bytes of an
 // argument. tmux_run is left to its own contract's checks (its refusals are
-// structured), except for the cap on blocking calls.
+// structured, from a closed set of codes): its runs take a token of the
+// cap when one is free and are never refused by it.
 func (s *server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
@@ -74,6 +75,12 @@ func (s *server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 			case s.blocking <- struct{}{}:
 				defer func() { <-s.blocking }()
 			default:
+				if t.spec().inputSchema != nil {
+					// tmux_run answers only its contract's codes; its runs
+					// are bounded anyway (one per enrolled pane, at most 8),
+					// so over the cap it runs without a token.
+					break
+				}
 				return toolError(fmt.Sprintf("%s: %d blocking calls (waits and runs) are already in flight, the most this server allows (LIBTMUX_MCP_MAX_BLOCKING=%d); wait for one to answer or cancel one, then call again",
 					params.Name, cap(s.blocking), cap(s.blocking))), nil
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,5 +179,42 @@ func TestCaptureReadsOnlyWhatTheBudgetReturns(t *testing.T) {
 	}
 	if cap.DroppedLines < 100000-1000 {
 		t.Errorf("droppedLines = %d; want the rows not read counted", cap.DroppedLines)
+	}
+}
+
+// TestDescriptorExhaustionToolError: a call that cannot start tmux for want
+// of descriptors answers a tool error naming the limit and the next step.
+func TestDescriptorExhaustionToolError(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	ts.NewSession("s", "sh")
+	cs := connect(t, ts, Deps{})
+	call(t, cs, "list_panes", map[string]any{}, nil) // the server is up before descriptors run out
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	var held []int
+	release := func() {
+		for _, fd := range held {
+			syscall.Close(fd)
+		}
+		held = nil
+	}
+	defer release()
+	for range lim.Cur {
+		fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		held = append(held, fd)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_panes", Arguments: map[string]any{}})
+	release()
+	if err != nil {
+		t.Fatalf("list_panes: protocol error %v", err)
+	}
+	text := mustText(res)
+	if !res.IsError || !strings.Contains(text, "open files") || !strings.Contains(text, "ulimit -n") {
+		t.Errorf("list_panes without descriptors answered %q; want a tool error naming the limit and ulimit -n", text)
 	}
 }

@@ -202,31 +202,46 @@ func Quote(s string, max int) string {
 const LargeFrame = 1 << 20
 
 // Relief returns the memory a large frame made the process take: decoding
-// a 4 MiB frame can take a hundred times that, and Go's scavenger gives it
-// back only slowly. After the last large frame, it frees memory to the
-// operating system twice (when the call has likely been answered, and once
-// more for a slow one). The zero value is ready.
+// a 4 MiB frame can take ten times that, and Go's scavenger gives it back
+// only slowly. Once a large frame has been seen, it frees memory to the
+// operating system after the traffic goes quiet: 1 s, 3 s and 8 s after
+// the last frame (when the calls have likely been answered, and again for
+// slow ones). The zero value is ready.
 type Relief struct {
 	mu     sync.Mutex
+	owed   bool // a large frame was seen since the last relief
 	timers []*time.Timer
 }
 
-// reliefAfter are the delays after the last large frame.
-var reliefAfter = []time.Duration{2 * time.Second, 8 * time.Second}
+// reliefAfter are the delays after the last frame.
+var reliefAfter = []time.Duration{time.Second, 3 * time.Second, 8 * time.Second}
 
 // Saw notes a frame of n bytes.
 func (r *Relief) Saw(n int) {
-	if n < LargeFrame {
-		return
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, t := range r.timers {
-		t.Stop()
+	if n >= LargeFrame {
+		r.owed = true
 	}
-	r.timers = r.timers[:0]
-	for _, d := range reliefAfter {
-		r.timers = append(r.timers, time.AfterFunc(d, debug.FreeOSMemory))
+	if !r.owed {
+		return
+	}
+	if r.timers == nil {
+		for i, d := range reliefAfter {
+			last := i == len(reliefAfter)-1
+			r.timers = append(r.timers, time.AfterFunc(d, func() {
+				debug.FreeOSMemory()
+				if last {
+					r.mu.Lock()
+					r.owed = false
+					r.mu.Unlock()
+				}
+			}))
+		}
+		return
+	}
+	for i, t := range r.timers {
+		t.Reset(reliefAfter[i])
 	}
 }
 

@@ -4,6 +4,13 @@
 // names anything but a loopback host is refused (DNS-rebinding protection,
 // on top of go-sdk's own Host check).
 //
+// It answers as the stdio transport does: every request body is checked by
+// package frame before go-sdk reads it (size, ids, envelope) and refused
+// with the same JSON-RPC errors, as are unknown methods and notifications
+// sent with an id. It bounds what clients hold: idle sessions are closed,
+// live ones capped, requests must arrive within ReadTimeout, and at
+// shutdown the calls in flight are answered before connections close.
+//
 // It does not do TLS, OAuth or remote access: a token that leaks gives the
 // tmux surface to any local process that reads it, so it is printed only to
 // the operator's stderr.

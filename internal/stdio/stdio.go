@@ -3,10 +3,12 @@
 // differences that keep a session alive and its answers complete.
 //
 // A frame that is not a JSON-RPC message does not end the session: it is
-// answered with a JSON-RPC error (-32700 when it is not JSON, -32600 when it
-// is JSON but not a valid request: a wrong id type, an id no JSON-RPC peer
-// can echo exactly, a batch) and the next frame is read. Every byte written
-// to stdout is a JSON-RPC message on its own line.
+// answered with a JSON-RPC error (package frame's checks, shared with HTTP:
+// -32700 when it is not JSON, -32600 when it is over MaxFrame or JSON but
+// not a valid request: a wrong id type, an id no JSON-RPC peer can echo
+// exactly, a batch) and the next frame is read. Nor does an answer that
+// cannot be encoded: it becomes an internal error for its id. Every byte
+// written to stdout is a JSON-RPC message on its own line.
 //
 // Stdin EOF does not drop the requests already read. go-sdk stops writing
 // once its reader fails, so the connection keeps its reader open after EOF
@@ -110,6 +112,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		readDone: make(chan struct{}),
 		pending:  map[jsonrpc.ID]*inflight{},
 		settled:  map[jsonrpc.ID]int{},
+		reqs:     map[jsonrpc.ID][]*jsonrpc.Request{},
 		changed:  make(chan struct{}),
 	}
 	t.conn = c
@@ -141,6 +144,21 @@ type inflight struct {
 	urgent bool // cancelled at once at EOF
 }
 
+// releaseParams drops the params of the oldest request read with id once
+// it is answered. go-sdk's handler queue keeps the last requests it ran
+// referenced (it pops from the front of a slice), so without this a 4 MiB
+// frame's params stayed in memory long after its answer.
+func (c *conn) releaseParams(id jsonrpc.ID) {
+	if rs := c.reqs[id]; len(rs) > 0 {
+		rs[0].Params = nil
+		if len(rs) == 1 {
+			delete(c.reqs, id)
+		} else {
+			c.reqs[id] = rs[1:]
+		}
+	}
+}
+
 type conn struct {
 	in     io.ReadCloser
 	out    io.Writer
@@ -159,9 +177,10 @@ type conn struct {
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*inflight
-	settled map[jsonrpc.ID]int // answers owed to nobody: calls the client cancelled, still running
-	total   int                // requests read and not answered (ids can repeat)
-	changed chan struct{}      // closed and replaced whenever total drops
+	settled map[jsonrpc.ID]int                // answers owed to nobody: calls the client cancelled, still running
+	reqs    map[jsonrpc.ID][]*jsonrpc.Request // calls read and not answered, for releaseParams
+	total   int                               // requests read and not answered (ids can repeat)
+	changed chan struct{}                     // closed and replaced whenever total drops
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -195,6 +214,7 @@ func (c *conn) track(req *jsonrpc.Request) {
 		c.pending[req.ID] = p
 	}
 	p.n++
+	c.reqs[req.ID] = append(c.reqs[req.ID], req)
 	if c.urgent != nil && c.urgent(req) {
 		p.urgent = true
 	}
@@ -206,6 +226,7 @@ func (c *conn) track(req *jsonrpc.Request) {
 func (c *conn) answered(id jsonrpc.ID) (write bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.releaseParams(id) // the handler has returned: its answer is here
 	if n := c.settled[id]; n > 0 {
 		if n == 1 {
 			delete(c.settled, id)
