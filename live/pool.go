@@ -23,7 +23,7 @@ import (
 type Conn interface {
 	Subscribe(buf int) (<-chan tmux.Event, func())
 	Command(ctx context.Context, args ...string) (string, error)
-	CommandList(ctx context.Context, mark func(), cmds ...[]string) (string, error)
+	CommandList(ctx context.Context, mark func(out string), cmds ...[]string) (string, error)
 	OnOutput(fn func(pane string, data []byte))
 	SubscribeFormat(ctx context.Context, name, what, format string) error
 	Done() <-chan struct{}

@@ -165,7 +165,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		}
 		cur, hasCursor = c, isStream
 	}
-	v, err := s.paneView(ctx, in.PaneID, s.viewKeep())
+	v, release, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
 			return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID), true
@@ -173,7 +173,6 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		s.log.Debug("no view of the pane; capture_since reads the grid", "pane", in.PaneID, "err", err)
 		return captureSinceResult{}, nil, false
 	}
-	release := v.Hold()
 	defer release()
 	defer v.Keep(s.viewKeep()) // the keep time counts from the answer
 	res = captureSinceResult{PaneID: in.PaneID, Streaming: true}

@@ -175,7 +175,7 @@ func newStreamFrame(command, shell string) (frame, error) {
 // from the pane's lines. ok is false when no view can be had (the caller
 // takes the process path).
 func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in runShellCommandParams, run *shellRun) (res runShellCommandResult, err error, ok bool) {
-	v, err := s.paneView(ctx, in.PaneID, s.viewKeep())
+	v, hold, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
 			s.runs.free(run, 0)
@@ -183,7 +183,6 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		}
 		return res, nil, false
 	}
-	hold := v.Hold()
 	abandon := func() { hold(); s.runs.free(run, 0) }
 	via := func(ctx context.Context, args ...string) (string, error) {
 		return v.CommandList(ctx, nil, tmux.SplitList(args)...)
@@ -198,11 +197,10 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		// output goes to that session's clients. A new view.
 		v.End()
 		hold()
-		if v, err = s.paneView(ctx, in.PaneID, s.viewKeep()); err != nil {
+		if v, hold, err = s.paneView(ctx, in.PaneID, s.viewKeep(), nil); err != nil {
 			s.runs.free(run, 0)
 			return res, s.explain(ctx, err, "pane", in.PaneID), true
 		}
-		hold = v.Hold()
 	}
 	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
 	if !shells[shell] || !atPrompt(c.pane.PID) {

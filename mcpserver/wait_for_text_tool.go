@@ -101,25 +101,26 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	var view *live.View
 	var seen, startLine uint64
 	var hooked atomic.Pointer[string] // a match found as a line finished
-	if v, err := s.paneView(ctx, in.PaneID, 0); err == nil {
-		view = v
-		release := v.Hold()
-		defer release()
-		// Each line is also searched as it finishes, so a flood that
-		// pushes it out of the kept lines before this wait looks cannot
-		// hide it.
-		var remove func()
-		v.Read(func(l *live.Lines) {
-			seen, startLine = l.Newest(), l.Newest()
-			remove = l.OnLine(func(_ uint64, line string) {
-				if hooked.Load() == nil {
-					if m := find(s.typed.discount(in.PaneID, line)); m != "" {
-						hooked.Store(&m)
-					}
+	// Each line is also searched as it finishes, so a flood that pushes
+	// it out of the kept lines before this wait looks cannot hide it. The
+	// hook is in place before a new view's connection is visible.
+	var remove func()
+	hook := func(l *live.Lines) {
+		seen, startLine = l.Newest(), l.Newest()
+		remove = l.OnLine(func(_ uint64, line string) {
+			if hooked.Load() == nil {
+				if m := find(s.typed.discount(in.PaneID, line)); m != "" {
+					hooked.Store(&m)
 				}
-			})
+			}
 		})
+	}
+	if v, release, err := s.paneView(ctx, in.PaneID, 0, hook); err == nil {
+		view = v
+		defer release()
 		defer v.Read(func(*live.Lines) { remove() })
+	} else if remove != nil {
+		remove() // the view failed: its lines are gone anyway
 	}
 	findStream := func() string {
 		if view == nil {
