@@ -89,7 +89,10 @@ func TestCaptureSinceClear(t *testing.T) {
 			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "5\n$") })
 			got := captureSince(t, cs, map[string]any{"paneId": pane})
 			ts.Type(pane, c.clear+"; echo after-clear", true)
-			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "after-clear\n") })
+			// The printed line, not the typed one (which ends the same way).
+			ts.WaitFor(pane, func(screen string) bool {
+				return strings.HasPrefix(screen, "after-clear\n") || strings.Contains(screen, "\nafter-clear\n")
+			})
 			got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
 			// The server watched every byte: nothing was missed, and the
 			// note names the clear.
