@@ -28,6 +28,12 @@ const viewMaxLines = 100000
 // mode is off or the pane is not there. The view comes held: call release
 // when done with it.
 func (s *server) paneView(ctx context.Context, pane string, keep time.Duration, first func(*live.Lines)) (v *live.View, release func(), err error) {
+	return s.paneViewAt(ctx, pane, keep, first, nil)
+}
+
+// paneViewAt is paneView for a caller that has just read the pane's
+// position (pos): a new view then costs no tmux process.
+func (s *server) paneViewAt(ctx context.Context, pane string, keep time.Duration, first func(*live.Lines), pos *tmux.Position) (v *live.View, release func(), err error) {
 	if s.live == nil {
 		return nil, nil, errNoLive
 	}
@@ -42,9 +48,12 @@ func (s *server) paneView(ctx context.Context, pane string, keep time.Duration, 
 		}
 		release()
 	}
-	pos, err := s.tmux.CapturePosition(ctx, pane)
-	if err != nil {
-		return nil, nil, err
+	if pos == nil {
+		p, err := s.tmux.CapturePosition(ctx, pane)
+		if err != nil {
+			return nil, nil, err
+		}
+		pos = &p
 	}
 	// The view keeps as many lines as tmux would (history and screen).
 	v, release, _, err = s.live.View(ctx, pos.SessionID, pane, min(pos.HistoryLimit+pos.Height, viewMaxLines), keep, first)

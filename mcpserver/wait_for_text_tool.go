@@ -92,8 +92,6 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "wait_for_text")
 	defer w.end()
 	res := waitForTextResult{EffectiveTimeoutMs: w.ms(), Output: []string{}, Screen: []string{}}
-	watch := s.watchPane(wctx, pos.SessionID, in.PaneID, true)
-	defer func() { watch.stop() }()
 
 	// The pane's view, when there is one, holds every line the pane
 	// finished during the wait: a match that scrolled past between two
@@ -115,13 +113,17 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			}
 		})
 	}
-	if v, release, err := s.paneView(ctx, in.PaneID, 0, hook); err == nil {
+	if v, release, err := s.paneViewAt(ctx, in.PaneID, 0, hook, &pos); err == nil {
 		view = v
 		defer release()
 		defer v.Read(func(*live.Lines) { remove() })
 	} else if remove != nil {
 		remove() // the view failed: its lines are gone anyway
 	}
+	// The watch after the view: the view's hook is in place before this
+	// wait's connection can be seen.
+	watch := s.watchPane(wctx, pos.SessionID, in.PaneID, true)
+	defer func() { watch.stop() }()
 	findStream := func() string {
 		if view == nil {
 			return ""
