@@ -66,13 +66,16 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 	a := anchor{pane: in.PaneID, row: -1}
 	if in.Cursor != "" {
 		var err error
-		if _, ok, perr := parseStreamCursor(in.PaneID, in.Cursor); perr != nil {
+		// A cursor of a view (control mode was on) starts again from the
+		// screen; a grid cursor goes on from its anchor.
+		_, isStream, perr := parseStreamCursor(in.PaneID, in.Cursor)
+		if perr != nil {
 			return captureSinceResult{}, perr
-		} else if ok {
-			// A cursor of a view (control mode was on): start again from
-			// the screen.
-		} else if a, err = parseCursor(in.PaneID, in.Cursor); err != nil {
-			return captureSinceResult{}, err
+		}
+		if !isStream {
+			if a, err = parseCursor(in.PaneID, in.Cursor); err != nil {
+				return captureSinceResult{}, err
+			}
 		}
 	}
 	res := captureSinceResult{PaneID: in.PaneID, Streaming: s.live != nil}
