@@ -49,15 +49,20 @@ func TestRunShellCommandScreenIndependent(t *testing.T) {
 				status  int
 				output  []string
 			}{
-				{"clear", 0, nil}, // the first command of a fresh pane
+				// The first command of a fresh pane, as clear runs where the
+				// terminal has E3 (erase the scrollback too).
+				{"TERM=xterm-256color clear", 0, nil},
+				{"clear", 0, nil},
 				{"clear; echo after; exit 3", 3, []string{"after"}},
 				{"tput clear; echo tput", 0, []string{"tput"}},
 				{`printf '\033[H\033[2J\033[3J'; echo three; false`, 1, []string{"three"}},
 				{`echo before; printf '\033[?1049h\033[Hfull screen\r\nmore\r\n'; printf '\033[?1049l'; echo after; exit 4`, 4, []string{"before", "after"}},
 				{`echo lt0123456789ab-s; echo lt0123456789ab-e:0; exit 5`, 5, []string{"lt0123456789ab-s", "lt0123456789ab-e:0"}},
+				// A line three times the pane's width, and a long typed line.
+				{`printf 'w%.0s' $(seq 1 240); echo; exit 6 # ` + strings.Repeat("typed ", 30), 6, []string{strings.Repeat("w", 240)}},
 			}
 			if _, err := os.Stat("/usr/bin/tput"); err != nil {
-				steps = append(steps[:2], steps[3:]...)
+				steps = append(steps[:3], steps[4:]...)
 			}
 			for _, st := range steps {
 				got := runCmd(t, cs, map[string]any{"paneId": pane, "command": st.command, "timeoutMs": 15000})
