@@ -295,3 +295,25 @@ func plainNumbers(lines []string) []int {
 	}
 	return out
 }
+
+// A command interrupted with C-c ends its shell's line without the status
+// line: the run answers interrupted (no exit status) and frees the pane.
+func TestRunShellCommandInterrupted(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			ts := tmuxtest.Start(t)
+			pane := shellPane(t, ts, shell)
+			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo started; sleep 60", "timeoutMs": 300})
+			if got.Outcome != "timed_out" || got.Handle == "" {
+				t.Fatalf("sleep 60: %+v; want timed_out with a handle", got)
+			}
+			ts.Run("send-keys", "-t", pane, "C-c")
+			done := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle, "timeoutMs": 15000})
+			if done.Outcome != "interrupted" || done.ExitStatus != nil || !strings.Contains(done.Note, "without the command's status line") {
+				t.Fatalf("after C-c: %+v; want interrupted, no exit status", done)
+			}
+			wantStatus(t, "the next command", runCmd(t, cs, map[string]any{"paneId": pane, "command": "exit 9"}), 9)
+		})
+	}
+}
