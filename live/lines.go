@@ -99,6 +99,22 @@ func (l *Lines) Alternate() bool { return l.alt }
 // trimmed).
 func (l *Lines) Unfinished() string { return strings.TrimRight(string(l.cur), " ") }
 
+// Seed sets the unfinished line to text with the cursor at col, and the
+// screen in use, as the pane shows them: for a stream fed from the middle,
+// the start of the line it joined. Only a stream that finished no line yet
+// takes it.
+func (l *Lines) Seed(text string, col int, alt bool) {
+	if l.newest != 0 {
+		return
+	}
+	l.alt = alt
+	if alt {
+		return
+	}
+	l.cur = append(l.cur[:0], []rune(text)...)
+	l.col = min(col, maxLineRunes)
+}
+
 // Get returns the kept lines numbered from..to (inclusive), clamped to
 // those kept.
 func (l *Lines) Get(from, to uint64) []string {

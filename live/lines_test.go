@@ -143,3 +143,22 @@ func TestLinesLongLineIsBounded(t *testing.T) {
 		t.Errorf("a line of 819,200 characters kept %d; want %d", len(got[0]), maxLineRunes)
 	}
 }
+
+func TestLinesSeed(t *testing.T) {
+	l := NewLines(10, 1<<20)
+	l.Seed("$", 2, false)
+	l.Feed([]byte("echo hi\r\nhi\r\n"))
+	if got := l.Get(1, 2); fmt.Sprint(got) != "[$ echo hi hi]" {
+		t.Errorf("after a seed: %q; want the prompt kept", got)
+	}
+	l.Seed("x", 0, false) // too late: a line finished
+	if l.Unfinished() != "" {
+		t.Errorf("a late seed took: %q", l.Unfinished())
+	}
+	a := NewLines(10, 1<<20)
+	a.Seed("", 0, true)
+	a.Feed([]byte("drawn\r\n\x1b[?1049lok\n"))
+	if got := a.Get(1, 1); fmt.Sprint(got) != "[ok]" || len(a.Marks(0)) != 1 {
+		t.Errorf("seeded on the alternate screen: %q %v; want [ok] and one mark", got, a.Marks(0))
+	}
+}

@@ -7,7 +7,12 @@
 // period. A watch gets a coalesced wake-up channel: a signal means "look
 // again" (the pane printed, its window's layout changed, a window closed, or
 // events were lost), never what changed: the waiter re-reads tmux. The pool
-// does not read panes and does not decide when a wait is over.
+// does not decide when a wait is over.
+//
+// A View is one pane's output as counted lines (Lines), fed from the
+// connection's %output as it is read (never through a lossy channel), kept
+// for a time its users choose. It does not capture the grid: what it says
+// is what the pane printed since the view began.
 package live
 
 import (
@@ -24,7 +29,7 @@ import (
 type Conn interface {
 	Subscribe(buf int) (<-chan tmux.Event, func())
 	Command(ctx context.Context, args ...string) (string, error)
-	CommandList(ctx context.Context, mark func(), cmds ...[]string) (string, error)
+	CommandList(ctx context.Context, mark func(out string), cmds ...[]string) (string, error)
 	OnOutput(fn func(pane string, data []byte))
 	SubscribeFormat(ctx context.Context, name, what, format string) error
 	Done() <-chan struct{}

@@ -24,6 +24,7 @@ type fakeConn struct {
 	once   sync.Once
 	closed atomic.Bool
 	tap    func(pane string, data []byte)
+	answer func(cmds [][]string) string // CommandList's output, when set
 }
 
 func newFake() *fakeConn {
@@ -68,11 +69,15 @@ func (f *fakeConn) Command(_ context.Context, args ...string) (string, error) {
 	return "ran " + args[0] + "\n", nil
 }
 
-func (f *fakeConn) CommandList(_ context.Context, mark func(), cmds ...[]string) (string, error) {
-	if mark != nil {
-		mark()
+func (f *fakeConn) CommandList(_ context.Context, mark func(string), cmds ...[]string) (string, error) {
+	out := "ran " + cmds[0][0] + "\n"
+	if f.answer != nil {
+		out = f.answer(cmds)
 	}
-	return "ran " + cmds[0][0] + "\n", nil
+	if mark != nil {
+		mark(out)
+	}
+	return out, nil
 }
 
 func (f *fakeConn) OnOutput(fn func(pane string, data []byte)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"sync"
 	"time"
 )
@@ -21,7 +22,8 @@ type View struct {
 	p     *Pool
 	pane  string
 	epoch string
-	w     *Watch // holds the session's connection open
+	w     *Watch        // holds the session's connection open; set before ready closes
+	ready chan struct{} // closed once the dial finished (w set, or the view ended)
 	ended chan struct{}
 
 	mu      sync.Mutex
@@ -36,39 +38,84 @@ type View struct {
 // View returns pane's view, making one (and opening the session's
 // connection, if needed) when the pane has none. maxLines bounds the lines
 // kept (the pane's history-limit is a good bound). The view is kept at
-// least for keep from now (Keep); ctx bounds only the dial.
-func (p *Pool) View(ctx context.Context, sessionID, pane string, maxLines int, keep time.Duration) (*View, bool, error) {
-	p.vmu.Lock()
-	if v := p.views[pane]; v != nil {
+// least for keep from now (Keep); ctx bounds only the dial. first, when not
+// nil, is called with the lines (locked) before anything else can see a
+// new view's connection (for a hook that must not miss a line): a caller
+// that sees the control client attached knows first has run. The view
+// comes held (see Hold): call release when done with it.
+func (p *Pool) View(ctx context.Context, sessionID, pane string, maxLines int, keep time.Duration, first func(l *Lines)) (v *View, release func(), made bool, err error) {
+	for {
+		p.vmu.Lock()
+		if v := p.views[pane]; v != nil {
+			p.vmu.Unlock()
+			select {
+			case <-v.ready:
+			case <-ctx.Done():
+				return nil, nil, false, ctx.Err()
+			}
+			release := v.Hold()
+			if !v.Alive() {
+				release()
+				continue // it failed or ended meanwhile: make another
+			}
+			if first != nil {
+				v.Read(first)
+			}
+			v.Keep(keep)
+			return v, release, false, nil
+		}
+		nonce := make([]byte, 4)
+		rand.Read(nonce)
+		v = &View{p: p, pane: pane, epoch: hex.EncodeToString(nonce), ended: make(chan struct{}), ready: make(chan struct{}),
+			lines: NewLines(maxLines, viewBytes), changed: make(chan struct{})}
+		if first != nil {
+			first(v.lines) // nobody else has v yet
+		}
+		p.views[pane] = v // before the dial: the tap feeds it from the first byte
 		p.vmu.Unlock()
+		release := v.Hold()
+		w, err := p.Watch(ctx, sessionID, pane, true)
+		if err != nil {
+			v.end()
+			close(v.ready)
+			return nil, nil, false, err
+		}
+		v.w = w
+		close(v.ready)
 		v.Keep(keep)
-		return v, false, nil
+		v.seed(ctx)
+		go func() {
+			<-w.Ended()
+			v.end()
+		}()
+		return v, release, true, nil
 	}
-	p.vmu.Unlock()
-	w, err := p.Watch(ctx, sessionID, pane, true)
-	if err != nil {
-		return nil, false, err
-	}
-	nonce := make([]byte, 4)
-	rand.Read(nonce)
-	v := &View{p: p, pane: pane, epoch: hex.EncodeToString(nonce), w: w, ended: make(chan struct{}),
-		lines: NewLines(maxLines, viewBytes), changed: make(chan struct{})}
-	p.vmu.Lock()
-	if o := p.views[pane]; o != nil {
-		// Made by another caller meanwhile: use that one.
-		p.vmu.Unlock()
-		w.Close()
-		o.Keep(keep)
-		return o, false, nil
-	}
-	p.views[pane] = v
-	p.vmu.Unlock()
-	v.Keep(keep)
-	go func() {
-		<-w.Ended()
-		v.end()
-	}()
-	return v, true, nil
+}
+
+// seed gives a new view what the pane's cursor row shows as its unfinished
+// line (a prompt, say), and whether the alternate screen is on, read in one
+// command list: the lines then hold exactly the screen's state at that
+// moment, and output read after it goes on from there. A seed that fails
+// leaves the view as it is (its first line may then lack its start).
+func (v *View) seed(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, subscribeTimeout)
+	defer cancel()
+	v.w.s.conn.CommandList(sctx, func(out string) {
+		head, rows, ok := strings.Cut(out, "\n")
+		f := strings.Fields(head)
+		if !ok || len(f) != 3 || f[0] != "ltmcp-seed" {
+			return
+		}
+		x, y := atoi(f[1], -1), atoi(strings.TrimSuffix(f[2], "a"), -1)
+		lines := strings.Split(rows, "\n")
+		if x < 0 || y < 0 || y >= len(lines) {
+			return
+		}
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.lines.Seed(lines[y], x, strings.HasSuffix(f[2], "a"))
+	}, []string{"display-message", "-p", "-t", v.pane, "ltmcp-seed #{cursor_x} #{cursor_y}#{?alternate_on,a,}"},
+		[]string{"capture-pane", "-p", "-t", v.pane, "-S", "0", "-E", "-"})
 }
 
 // Epoch names this view: a cursor made from one view means nothing to
@@ -128,9 +175,9 @@ func (v *View) Command(ctx context.Context, args ...string) (string, error) {
 // when not nil, is called with the lines (locked) at the moment the list
 // ran: they then hold exactly the output tmux had read before it.
 func (v *View) CommandList(ctx context.Context, mark func(l *Lines), cmds ...[]string) (string, error) {
-	var m func()
+	var m func(string)
 	if mark != nil {
-		m = func() {
+		m = func(string) {
 			v.mu.Lock()
 			defer v.mu.Unlock()
 			mark(v.lines)
@@ -205,7 +252,9 @@ func (v *View) end() {
 	v.changed = make(chan struct{})
 	v.mu.Unlock()
 	close(v.ended)
-	v.w.Close()
+	if v.w != nil {
+		v.w.Close()
+	}
 }
 
 // feed is the connection's output tap for this view.
@@ -234,8 +283,16 @@ func (p *Pool) tap(pane string, data []byte) {
 // Lookup returns pane's view when it has one that has not ended.
 func (p *Pool) Lookup(pane string) *View {
 	p.vmu.RLock()
-	defer p.vmu.RUnlock()
-	return p.views[pane]
+	v := p.views[pane]
+	p.vmu.RUnlock()
+	if v == nil {
+		return nil
+	}
+	<-v.ready
+	if !v.Alive() {
+		return nil
+	}
+	return v
 }
 
 // Views is how many panes are viewed.

@@ -10,14 +10,16 @@ func TestViewCountsItsPaneOnly(t *testing.T) {
 	d := &fakeDialer{}
 	p := New(d.dial, 10*time.Millisecond)
 	defer p.Close()
-	v, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour)
+	v, rel, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour, nil)
 	if err != nil || !made {
 		t.Fatalf("View: %v, made %v", err, made)
 	}
-	again, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour)
+	again, rel2, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour, nil)
 	if err != nil || made || again != v {
 		t.Fatalf("a second View of the pane made another (%v, %v)", made, err)
 	}
+	rel()
+	rel2()
 	changed := v.Changed()
 	c := d.conn("$1")
 	c.output("%2", "other\n")
@@ -43,11 +45,10 @@ func TestViewEndsAfterItsKeepTimeUnlessHeld(t *testing.T) {
 	d := &fakeDialer{}
 	p := New(d.dial, 10*time.Millisecond)
 	defer p.Close()
-	v, _, err := p.View(context.Background(), "$1", "%1", 100, 20*time.Millisecond)
+	v, release, _, err := p.View(context.Background(), "$1", "%1", 100, 20*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := v.Hold()
 	select {
 	case <-v.Ended():
 		t.Fatal("a held view ended")
@@ -67,7 +68,7 @@ func TestViewEndsAfterItsKeepTimeUnlessHeld(t *testing.T) {
 	if p.Sessions() != 0 || p.Views() != 0 {
 		t.Fatalf("sessions %d views %d after the view ended; want 0 0", p.Sessions(), p.Views())
 	}
-	w, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour)
+	w, _, made, err := p.View(context.Background(), "$1", "%1", 100, time.Hour, nil)
 	if err != nil || !made || w.Epoch() == v.Epoch() {
 		t.Errorf("a view after the end: made %v, epoch %s (old %s), %v", made, w.Epoch(), v.Epoch(), err)
 	}
@@ -77,7 +78,7 @@ func TestViewEndsWithItsConnection(t *testing.T) {
 	d := &fakeDialer{}
 	p := New(d.dial, time.Hour)
 	defer p.Close()
-	v, _, err := p.View(context.Background(), "$1", "%1", 100, time.Hour)
+	v, _, _, err := p.View(context.Background(), "$1", "%1", 100, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

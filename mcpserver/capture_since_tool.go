@@ -66,13 +66,16 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 	a := anchor{pane: in.PaneID, row: -1}
 	if in.Cursor != "" {
 		var err error
-		if _, ok, perr := parseStreamCursor(in.PaneID, in.Cursor); perr != nil {
+		// A cursor of a view (control mode was on) starts again from the
+		// screen; a grid cursor goes on from its anchor.
+		_, isStream, perr := parseStreamCursor(in.PaneID, in.Cursor)
+		if perr != nil {
 			return captureSinceResult{}, perr
-		} else if ok {
-			// A cursor of a view (control mode was on): start again from
-			// the screen.
-		} else if a, err = parseCursor(in.PaneID, in.Cursor); err != nil {
-			return captureSinceResult{}, err
+		}
+		if !isStream {
+			if a, err = parseCursor(in.PaneID, in.Cursor); err != nil {
+				return captureSinceResult{}, err
+			}
 		}
 	}
 	res := captureSinceResult{PaneID: in.PaneID, Streaming: s.live != nil}
@@ -168,7 +171,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		}
 		cur, hasCursor = c, isStream
 	}
-	v, err := s.paneView(ctx, in.PaneID, s.viewKeep())
+	v, release, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
 			return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID), true
@@ -176,7 +179,6 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		s.log.Debug("no view of the pane; capture_since reads the grid", "pane", in.PaneID, "err", err)
 		return captureSinceResult{}, nil, false
 	}
-	release := v.Hold()
 	defer release()
 	defer v.Keep(s.viewKeep()) // the keep time counts from the answer
 	res = captureSinceResult{PaneID: in.PaneID, Streaming: true}

@@ -236,7 +236,7 @@ func TestCaptureSinceMovedPane(t *testing.T) {
 	ts.Type(pane, "echo after-$((1+1))", true)
 	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "after-2\n") })
 	got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
-	if !got.Continuous || len(got.Lines) != 2 || got.Lines[1] != "after-2" {
-		t.Errorf("the next call: %+v; want continuous, the typed line and after-2", got)
+	if !got.Continuous || len(got.Lines) != 2 || got.Lines[0] != "$ echo after-$((1+1))" || got.Lines[1] != "after-2" {
+		t.Errorf("the next call: %+v; want continuous, the prompt with the typed line (the view began at the prompt) and after-2", got)
 	}
 }

@@ -177,6 +177,9 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 		settle(ctx, c.pane.PID)
 	}
 	s.frameResult(ctx, in.PaneID, f, start, guess, &res)
+	if in.TimeoutMs != nil && *in.TimeoutMs > w.ms() {
+		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("timeoutMs %d was clamped to %d, the wait ceiling (LIBTMUX_MCP_WAIT_MAX_MS)", *in.TimeoutMs, w.ms()), "; ")
+	}
 	return res, nil
 }
 

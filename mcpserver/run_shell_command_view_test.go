@@ -49,15 +49,20 @@ func TestRunShellCommandScreenIndependent(t *testing.T) {
 				status  int
 				output  []string
 			}{
-				{"clear", 0, nil}, // the first command of a fresh pane
+				// The first command of a fresh pane, as clear runs where the
+				// terminal has E3 (erase the scrollback too).
+				{"TERM=xterm-256color clear", 0, nil},
+				{"clear", 0, nil},
 				{"clear; echo after; exit 3", 3, []string{"after"}},
 				{"tput clear; echo tput", 0, []string{"tput"}},
 				{`printf '\033[H\033[2J\033[3J'; echo three; false`, 1, []string{"three"}},
 				{`echo before; printf '\033[?1049h\033[Hfull screen\r\nmore\r\n'; printf '\033[?1049l'; echo after; exit 4`, 4, []string{"before", "after"}},
 				{`echo lt0123456789ab-s; echo lt0123456789ab-e:0; exit 5`, 5, []string{"lt0123456789ab-s", "lt0123456789ab-e:0"}},
+				// A line three times the pane's width, and a long typed line.
+				{`printf 'w%.0s' $(seq 1 240); echo; exit 6 # ` + strings.Repeat("typed ", 30), 6, []string{strings.Repeat("w", 240)}},
 			}
 			if _, err := os.Stat("/usr/bin/tput"); err != nil {
-				steps = append(steps[:2], steps[3:]...)
+				steps = append(steps[:3], steps[4:]...)
 			}
 			for _, st := range steps {
 				got := runCmd(t, cs, map[string]any{"paneId": pane, "command": st.command, "timeoutMs": 15000})
@@ -283,4 +288,26 @@ func plainNumbers(lines []string) []int {
 		}
 	}
 	return out
+}
+
+// A command interrupted with C-c ends its shell's line without the status
+// line: the run answers interrupted (no exit status) and frees the pane.
+func TestRunShellCommandInterrupted(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			ts := tmuxtest.Start(t)
+			pane := shellPane(t, ts, shell)
+			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo started; sleep 60", "timeoutMs": 300})
+			if got.Outcome != "timed_out" || got.Handle == "" {
+				t.Fatalf("sleep 60: %+v; want timed_out with a handle", got)
+			}
+			ts.Run("send-keys", "-t", pane, "C-c")
+			done := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle, "timeoutMs": 15000})
+			if done.Outcome != "interrupted" || done.ExitStatus != nil || !strings.Contains(done.Note, "without the command's status line") {
+				t.Fatalf("after C-c: %+v; want interrupted, no exit status", done)
+			}
+			wantStatus(t, "the next command", runCmd(t, cs, map[string]any{"paneId": pane, "command": "exit 9"}), 9)
+		})
+	}
 }

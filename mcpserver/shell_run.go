@@ -22,13 +22,14 @@ import (
 // follows the pane's lines for its markers, keeping the first lines of its
 // output as they come (the rest is in the view's ring).
 type shellRun struct {
-	handle  string
-	pane    string
-	command string
-	started time.Time
-	f       frame
-	headMax int
-	view    *live.View // the view that follows it; nil without one
+	handle   string
+	pane     string
+	command  string
+	started  time.Time
+	f        frame
+	headMax  int
+	view     *live.View // the view that follows it; nil without one
+	shellPID int        // the pane's shell
 
 	release func() // the view's hold
 	ended   sync.Once
@@ -43,6 +44,9 @@ type shellRun struct {
 	last   string   // the newest of them
 	done   chan struct{}
 	lost   string // why the run can no longer be followed ("" while it can)
+	// interrupted: the shell came back to its prompt without the status
+	// line (C-c ends a shell's command line there).
+	interrupted bool
 }
 
 // runs is the server's registry of framed commands: the one in flight per
@@ -175,7 +179,7 @@ func newStreamFrame(command, shell string) (frame, error) {
 // from the pane's lines. ok is false when no view can be had (the caller
 // takes the process path).
 func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in runShellCommandParams, run *shellRun) (res runShellCommandResult, err error, ok bool) {
-	v, err := s.paneView(ctx, in.PaneID, s.viewKeep())
+	v, hold, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
 			s.runs.free(run, 0)
@@ -183,7 +187,6 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		}
 		return res, nil, false
 	}
-	hold := v.Hold()
 	abandon := func() { hold(); s.runs.free(run, 0) }
 	via := func(ctx context.Context, args ...string) (string, error) {
 		return v.CommandList(ctx, nil, tmux.SplitList(args)...)
@@ -198,11 +201,10 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		// output goes to that session's clients. A new view.
 		v.End()
 		hold()
-		if v, err = s.paneView(ctx, in.PaneID, s.viewKeep()); err != nil {
+		if v, hold, err = s.paneView(ctx, in.PaneID, s.viewKeep(), nil); err != nil {
 			s.runs.free(run, 0)
 			return res, s.explain(ctx, err, "pane", in.PaneID), true
 		}
-		hold = v.Hold()
 	}
 	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
 	if err := promptCheck(in.PaneID, c.pane.CurrentCommand, c.pane.PID); err != nil {
@@ -214,7 +216,7 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		abandon()
 		return res, err, true
 	}
-	run.f, run.headMax, run.view = f, max(s.budget.lines, 1), v
+	run.f, run.headMax, run.view, run.shellPID = f, max(s.budget.lines, 1), v, c.pane.PID
 	run.release = hold
 	v.Read(func(l *live.Lines) { run.unhook = l.OnLine(run.onLine) })
 	// Pasted (bracketed, where the shell asked for it), so a line editor
@@ -240,7 +242,25 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 func (s *server) follow(v *live.View, run *shellRun, session string) {
 	w := s.watchPane(s.life, session, run.pane, false)
 	defer func() { w.stop() }()
+	// A command interrupted (C-c) ends its shell's line without the status
+	// line: the shell is back at its prompt with no status. Seen twice,
+	// interruptGrace apart (the shell prints the status just after it takes
+	// the terminal back), with the view caught up, that ends the run.
+	var grace *time.Timer
+	var graceC <-chan time.Time
+	defer func() {
+		if grace != nil {
+			grace.Stop()
+		}
+	}()
+	backAtPrompt := func() bool {
+		run.mu.Lock()
+		begun := run.begin != 0
+		run.mu.Unlock()
+		return begun && atPrompt(run.shellPID)
+	}
 	for {
+		changed := v.Changed()
 		select {
 		case <-run.done:
 			s.endRun(v, run, "")
@@ -263,6 +283,25 @@ func (s *server) follow(v *live.View, run *shellRun, session string) {
 				s.endRun(v, run, "the pane died")
 				return
 			}
+		case <-changed:
+			if graceC == nil && backAtPrompt() {
+				grace = time.NewTimer(interruptGrace)
+				graceC = grace.C
+			}
+		case <-graceC:
+			graceC = nil
+			if backAtPrompt() {
+				s.viewPosition(s.life, v) // the view holds what tmux read so far
+				select {
+				case <-run.done:
+				default:
+					run.mu.Lock()
+					run.interrupted = true
+					run.mu.Unlock()
+					s.endRun(v, run, "the shell came back to its prompt without the command's status line (interrupted, C-c?)")
+					return
+				}
+			}
 		}
 	}
 }
@@ -284,6 +323,15 @@ func (s *server) endRun(v *live.View, run *shellRun, why string) {
 		run.release()
 	})
 }
+
+// outcomeInterrupted is run_shell_command's answer for a command whose
+// shell came back to its prompt without its status line.
+const outcomeInterrupted = "interrupted"
+
+// interruptGrace is how long a shell back at its prompt without the
+// command's status line has to print it before the run counts as
+// interrupted.
+const interruptGrace = time.Second
 
 // awaitRun waits for run within timeoutMs and answers what is known.
 func (s *server) awaitRun(ctx context.Context, req *mcp.CallToolRequest, timeoutMs *int64, v *live.View, run *shellRun) runShellCommandResult {
@@ -314,7 +362,7 @@ func (s *server) awaitRun(ctx context.Context, req *mcp.CallToolRequest, timeout
 		return res
 	}
 	run.mu.Lock()
-	lost, end := run.lost, run.end
+	lost, end, interrupted := run.lost, run.end, run.interrupted
 	run.mu.Unlock()
 	if end != 0 {
 		s.endRun(v, run, "") // free the pane before answering
@@ -322,6 +370,8 @@ func (s *server) awaitRun(ctx context.Context, req *mcp.CallToolRequest, timeout
 	switch {
 	case outcome != "":
 		res.Outcome = outcome
+	case interrupted:
+		res.Outcome = outcomeInterrupted
 	case lost != "":
 		res.Outcome = outcomePaneDied
 	default:
@@ -339,8 +389,8 @@ func (s *server) awaitRun(ctx context.Context, req *mcp.CallToolRequest, timeout
 	case outcomeCancelled:
 		res.Handle = run.handle
 		notes = append([]string{"the wait was cancelled; the command may still be running (handle " + run.handle + ")"}, notes...)
-	case outcomePaneDied:
-		notes = append([]string{fmt.Sprintf("no exit status: %s before the command finished", lost)}, notes...)
+	case outcomePaneDied, outcomeInterrupted:
+		notes = append([]string{fmt.Sprintf("no exit status: %s", lost)}, notes...)
 	}
 	res.Note = strings.Join(notes, "; ")
 	return res

@@ -92,8 +92,6 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "wait_for_text")
 	defer w.end()
 	res := waitForTextResult{EffectiveTimeoutMs: w.ms(), Output: []string{}, Screen: []string{}}
-	watch := s.watchPane(wctx, pos.SessionID, in.PaneID, true)
-	defer func() { watch.stop() }()
 
 	// The pane's view, when there is one, holds every line the pane
 	// finished during the wait: a match that scrolled past between two
@@ -101,26 +99,31 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	var view *live.View
 	var seen, startLine uint64
 	var hooked atomic.Pointer[string] // a match found as a line finished
-	if v, err := s.paneView(ctx, in.PaneID, 0); err == nil {
-		view = v
-		release := v.Hold()
-		defer release()
-		// Each line is also searched as it finishes, so a flood that
-		// pushes it out of the kept lines before this wait looks cannot
-		// hide it.
-		var remove func()
-		v.Read(func(l *live.Lines) {
-			seen, startLine = l.Newest(), l.Newest()
-			remove = l.OnLine(func(_ uint64, line string) {
-				if hooked.Load() == nil {
-					if m := find(s.typed.discount(in.PaneID, line)); m != "" {
-						hooked.Store(&m)
-					}
+	// Each line is also searched as it finishes, so a flood that pushes
+	// it out of the kept lines before this wait looks cannot hide it. The
+	// hook is in place before a new view's connection is visible.
+	var remove func()
+	hook := func(l *live.Lines) {
+		seen, startLine = l.Newest(), l.Newest()
+		remove = l.OnLine(func(_ uint64, line string) {
+			if hooked.Load() == nil {
+				if m := find(s.typed.discount(in.PaneID, line)); m != "" {
+					hooked.Store(&m)
 				}
-			})
+			}
 		})
-		defer v.Read(func(*live.Lines) { remove() })
 	}
+	if v, release, err := s.paneViewAt(ctx, in.PaneID, 0, hook, &pos); err == nil {
+		view = v
+		defer release()
+		defer v.Read(func(*live.Lines) { remove() })
+	} else if remove != nil {
+		remove() // the view failed: its lines are gone anyway
+	}
+	// The watch after the view: the view's hook is in place before this
+	// wait's connection can be seen.
+	watch := s.watchPane(wctx, pos.SessionID, in.PaneID, true)
+	defer func() { watch.stop() }()
 	findStream := func() string {
 		if view == nil {
 			return ""

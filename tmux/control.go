@@ -95,7 +95,8 @@ type Control struct {
 
 type pendingCommand struct {
 	args   []string
-	mark   func() // called by the reader when the first block of the answer ends
+	mark   func(out string) // called by the reader when the list's last block ends
+	ncmds  int              // commands in the list
 	blocks int
 	token  string
 	out    strings.Builder

@@ -22,10 +22,11 @@ func (cc *Control) Command(ctx context.Context, args ...string) (string, error) 
 // CommandList sends commands as one command list (one line: tmux runs them
 // in one queue step, with no pane output read in between) and returns
 // their output together. mark, when not nil, is called by the reader
-// goroutine as the answer's first block ends: every %output that tmux had
-// read before the list ran has then been delivered (to OnOutput), and none
-// read after it. mark must be quick.
-func (cc *Control) CommandList(ctx context.Context, mark func(), cmds ...[]string) (string, error) {
+// goroutine with the list's output as its last command's block ends: every
+// %output that tmux had read before the list ran has then been delivered
+// (to OnOutput), and none read after it. It is not called when a command of
+// the list failed (tmux skips the rest). mark must be quick.
+func (cc *Control) CommandList(ctx context.Context, mark func(out string), cmds ...[]string) (string, error) {
 	var parts []string
 	var args []string
 	for i, c := range cmds {
@@ -43,7 +44,7 @@ func (cc *Control) CommandList(ctx context.Context, mark func(), cmds ...[]strin
 		return "", errors.New("no tmux command given")
 	}
 	line := strings.Join(parts, " ; ")
-	p := &pendingCommand{args: args, mark: mark, reply: make(chan commandReply, 1)}
+	p := &pendingCommand{args: args, mark: mark, ncmds: len(cmds), reply: make(chan commandReply, 1)}
 
 	cc.wmu.Lock()
 	cc.qmu.Lock()
@@ -157,9 +158,6 @@ func (cc *Control) answer(lines []string, failed bool) {
 		return // not ours after all; nothing is waiting
 	}
 	p := cc.queue[0]
-	if p.blocks++; p.blocks == 1 && p.mark != nil {
-		p.mark()
-	}
 	if !failed && len(lines) == 1 && lines[0] == p.token {
 		cc.queue[0] = nil
 		cc.queue = cc.queue[1:]
@@ -178,5 +176,8 @@ func (cc *Control) answer(lines []string, failed bool) {
 	for _, l := range lines {
 		w.WriteString(l)
 		w.WriteByte('\n')
+	}
+	if p.blocks++; p.blocks == p.ncmds && !p.failed && p.mark != nil {
+		p.mark(p.out.String())
 	}
 }

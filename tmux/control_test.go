@@ -557,3 +557,37 @@ func TestControlCloseWithABlockedQueue(t *testing.T) {
 		t.Errorf("tmux children left after Close: %v", kids)
 	}
 }
+
+// OnOutput sees every byte a pane prints, in order, and a command list's
+// mark sees exactly the output tmux had read before the list ran: a pane
+// that prints a numbered line and then waits, answered by the list, is
+// marked after that line and before the next.
+func TestControlOnOutputAndMark(t *testing.T) {
+	s, cc, pane := attach(t)
+	ctx := ctx10(t)
+	var mu sync.Mutex
+	var got []byte
+	cc.OnOutput(func(p string, data []byte) {
+		if p == pane {
+			mu.Lock()
+			got = append(got, data...)
+			mu.Unlock()
+		}
+	})
+	s.Run("send-keys", "-t", pane, "-l", "seq 1 3000; echo done-$((1+1))")
+	s.Run("send-keys", "-t", pane, "Enter")
+	s.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "done-2") })
+	var atMark string
+	out, err := cc.CommandList(ctx, func(out string) {
+		mu.Lock()
+		atMark = string(got)
+		mu.Unlock()
+	}, []string{"display-message", "-p", "-t", pane, "#{pane_id}"}, []string{"capture-pane", "-p", "-t", pane})
+	if err != nil || !strings.Contains(out, pane+"\n") || !strings.Contains(out, "done-2") {
+		t.Fatalf("CommandList: %q, %v", out, err)
+	}
+	// The screen showed done-2, so the mark has seen it, and all 3,000.
+	if !strings.Contains(atMark, "done-2") || !strings.Contains(atMark, "\r\n2999\r\n3000\r\n") || !strings.Contains(atMark, "\n1\r\n2\r\n") {
+		t.Errorf("at the mark, %d bytes of output without the whole of seq and done-2", len(atMark))
+	}
+}
