@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 // A tmux server this process starts gets none of its secrets: the HTTP token is neither in
@@ -104,13 +106,8 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 	e.ts.Type(e.pane, "read x", true)
 	// preexec closed the shell's own copy: the shell has left its prompt for the read builtin.
 	sh := shellPID(t, e)
-	deadline := time.Now().Add(10 * time.Second)
-	for holdsSocket(sh) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the shell still holds a socket 10 s after read x was typed; it shows:\n%s", e.ts.Capture(e.pane))
-		}
-		time.Sleep(10 * time.Millisecond) // polling process state
-	}
+	tmuxtest.Eventually(t, 10*time.Second, "the shell closing its socket after read x was typed", func() bool { return !holdsSocket(sh) },
+		func() string { return "the pane shows:\n" + e.ts.Capture(e.pane) })
 	t.Cleanup(func() { e.ts.Run("send-keys", "-t", e.pane, "C-c") })
 	obj := e.run(t, context.Background(), map[string]any{"script": `printf %s "${FORGED-none}"`})
 	if obj["ok"] == true {

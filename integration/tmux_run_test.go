@@ -64,13 +64,9 @@ func (e *enrolled) source(t testing.TB) {
 	}
 	e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "tmux_run enrolled in pane "+e.pane) })
 	// The HELLO connection closed with the answer; the prompt that follows attaches its own.
-	sh, deadline := shellPID(t, e), time.Now().Add(20*time.Second)
-	for !holdsSocket(sh) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the enrolled shell's prompt never attached its connection; it shows:\n%s", e.ts.Capture(e.pane))
-		}
-		time.Sleep(10 * time.Millisecond) // polling process state
-	}
+	sh := shellPID(t, e)
+	tmuxtest.Eventually(t, 20*time.Second, "the enrolled shell's prompt attaching its connection", func() bool { return holdsSocket(sh) },
+		func() string { return "the pane shows:\n" + e.ts.Capture(e.pane) })
 	if _, err := os.Stat(e.file); !os.IsNotExist(err) {
 		t.Errorf("the setup file is still there after enrollment (%v)", err)
 	}

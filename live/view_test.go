@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 func TestViewCountsItsPaneOnly(t *testing.T) {
@@ -61,10 +63,7 @@ func TestViewEndsAfterItsKeepTimeUnlessHeld(t *testing.T) {
 		t.Fatal("the view never ended after its keep time")
 	}
 	// Its connection closes after the pool's idle time, and a new view is new.
-	deadline := time.Now().Add(2 * time.Second)
-	for p.Sessions() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond) // polling pool state
-	}
+	tmuxtest.Eventually(t, 2*time.Second, "the idle connection closing", func() bool { return p.Sessions() == 0 })
 	if p.Sessions() != 0 || p.Views() != 0 {
 		t.Fatalf("sessions %d views %d after the view ended; want 0 0", p.Sessions(), p.Views())
 	}

@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -305,20 +303,11 @@ func newFrame(exe, socket, command, shell string) (frame, error) {
 			return frame{}, err
 		}
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	nonce := "lt" + hex.EncodeToString(b)
-	f := frame{begin: nonce + "-s", end: nonce + "-e:", channel: "ltmcp-" + nonce}
-	quoted, err := quoteCommand(command, shell)
+	nonce, quoted, printf, err := frameParts(command, shell)
 	if err != nil {
 		return frame{}, err
 	}
-	// printf is the shell's own: zsh's `command` would run the external
-	// one (a process more per marker).
-	printf := "\\command printf"
-	if shell == "zsh" {
-		printf = "builtin printf"
-	}
+	f := frame{begin: nonce + "-s", end: nonce + "-e:", channel: "ltmcp-" + nonce}
 	// A leading space keeps the line out of histories that ignore such
 	// lines (HIST_IGNORE_SPACE, HISTCONTROL=ignorespace).
 	f.line = " ( \\trap 'st=$?; " + printf + " \"\\n%s%s\\n\" " + nonce + " \"-e:$st\"; \"" + exe + "\" -S \"" + socket + "\" wait-for -S " + f.channel + "; \\exit 0' 0; " +

@@ -229,17 +229,10 @@ func TestRunShellCommandRefusesForegroundProgram(t *testing.T) {
 	for _, pane := range []string{noJobControl, withJobControl} {
 		// Wait until cat runs: the shell's child, in the foreground.
 		pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		tmuxtest.Eventually(t, 10*time.Second, "pane "+pane+" starting cat", func() bool {
 			kids, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
-			if len(strings.Fields(string(kids))) > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("pane %s never started cat", pane)
-			}
-			time.Sleep(20 * time.Millisecond) // polling /proc
-		}
+			return len(strings.Fields(string(kids))) > 0
+		})
 		callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo typed-into-cat", "timeoutMs": 2000}, "not a shell at its prompt")
 	}
 }
@@ -251,13 +244,9 @@ func TestNewPanesStartInThePanesDirectory(t *testing.T) {
 	pane := shellPane(t, ts, "zsh")
 	dir, _ := filepath.EvalSymlinks(ts.Dir)
 	ts.Type(pane, "cd "+dir, true)
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_current_path}")) != dir {
-		if time.Now().After(deadline) {
-			t.Fatal("the pane never moved to " + dir)
-		}
-		time.Sleep(20 * time.Millisecond) // polling tmux state
-	}
+	tmuxtest.Eventually(t, 10*time.Second, "the pane moving to "+dir, func() bool {
+		return strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_current_path}")) == dir
+	})
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
 	var split splitWindowResult
 	call(t, cs, "split_window", map[string]any{"paneId": pane}, &split)
@@ -267,13 +256,10 @@ func TestNewPanesStartInThePanesDirectory(t *testing.T) {
 		if got := strings.TrimSpace(ts.Run("display-message", "-p", "-t", p, "#{pane_start_path}#{?pane_start_path,,#{pane_current_path}}")); got != dir {
 			// tmux before 3.4 has no pane_start_path: its current path is
 			// its shell's.
-			deadline := time.Now().Add(10 * time.Second)
-			for got = ""; got != dir && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("new pane %s starting in %q", p, dir), func() bool {
 				got = strings.TrimSpace(ts.Run("display-message", "-p", "-t", p, "#{pane_current_path}"))
-			}
-			if got != dir {
-				t.Errorf("new pane %s starts in %q; want %q", p, got, dir)
-			}
+				return got == dir
+			}, func() string { return fmt.Sprintf("it is in %q", got) })
 		}
 	}
 }

@@ -155,18 +155,11 @@ func (r *shellRun) stop(why string) {
 // markers are printed from two pieces, so the typed line (and so its echo)
 // never holds one.
 func newStreamFrame(command, shell string) (frame, error) {
-	b := make([]byte, 6)
-	rand.Read(b)
-	nonce := "lt" + hex.EncodeToString(b)
-	f := frame{begin: nonce + "-s", end: nonce + "-e:"}
-	quoted, err := quoteCommand(command, shell)
+	nonce, quoted, printf, err := frameParts(command, shell)
 	if err != nil {
 		return frame{}, err
 	}
-	printf := "\\command printf"
-	if shell == "zsh" {
-		printf = "builtin printf"
-	}
+	f := frame{begin: nonce + "-s", end: nonce + "-e:"}
 	// A leading space keeps the line out of histories that ignore such
 	// lines (HIST_IGNORE_SPACE, HISTCONTROL=ignorespace).
 	f.line = " " + printf + " '%s%s\\n' " + nonce + " -s; ( \\eval " + quoted + " ); " +
@@ -482,4 +475,19 @@ func (s *server) collectRun(ctx context.Context, req *mcp.CallToolRequest, in ru
 // command line.
 func notAtPrompt(pane, current string) error {
 	return fmt.Errorf("pane %s runs %q, not a shell at its prompt; wait for it to finish (wait_for_text), or use send_keys to drive it", pane, current)
+}
+
+// frameParts are what every frame is made of: a fresh nonce for its
+// markers, the command quoted for eval, and the shell's own printf (zsh's
+// `command` would run the external one: a process more per marker).
+func frameParts(command, shell string) (nonce, quoted, printf string, err error) {
+	b := make([]byte, 6)
+	rand.Read(b)
+	nonce = "lt" + hex.EncodeToString(b)
+	quoted, err = quoteCommand(command, shell)
+	printf = "\\command printf"
+	if shell == "zsh" {
+		printf = "builtin printf"
+	}
+	return nonce, quoted, printf, err
 }

@@ -338,12 +338,8 @@ func waitForCount(socket string) int {
 // awaitWaits waits until n wait-for processes run on socket.
 func awaitWaits(t *testing.T, socket string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); waitForCount(socket) < n; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d waits are in tmux after 30 s", waitForCount(socket), n)
-		}
-		time.Sleep(20 * time.Millisecond) // polling /proc
-	}
+	tmuxtest.Eventually(t, 30*time.Second, fmt.Sprintf("%d waits in tmux", n), func() bool { return waitForCount(socket) >= n },
+		func() string { return fmt.Sprintf("%d are", waitForCount(socket)) })
 }
 
 // hostileServer is the tmux server and targets every hostile run uses.

@@ -167,11 +167,5 @@ func sameProcs(a, b []proc) bool {
 // holds. (The process table changes without an event to wait for.)
 func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 15 s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronization
-	}
+	tmuxtest.Eventually(t, 15*time.Second, what, ok)
 }

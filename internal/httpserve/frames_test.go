@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/frame"
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -216,20 +218,14 @@ func TestSessionCap(t *testing.T) {
 func TestIdleSessionsReclaimed(t *testing.T) {
 	s := serveWith(t, Options{SessionIdle: 200 * time.Millisecond})
 	sess := s.initialize(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		n := 0
+	n := 0
+	tmuxtest.Eventually(t, 20*time.Second, "the idle session reclaimed after a 200 ms idle timeout", func() bool {
+		n = 0
 		for range s.srv.Sessions() {
 			n++
 		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions still live 20 s after a 200 ms idle timeout", n)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the server's sessions
-	}
+		return n == 0
+	}, func() string { return fmt.Sprintf("%d sessions still live", n) })
 	if a := s.post(t, sess, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); a.status != http.StatusNotFound {
 		t.Errorf("a reclaimed session answered %d %s; want 404", a.status, a.raw)
 	}
