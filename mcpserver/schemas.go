@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -32,28 +34,43 @@ func inputSchemaFor[In any]() (*jsonschema.Schema, []string) {
 }
 
 // outputSchemaFor is the published output schema of a typed tool: an
-// object and the names of its fields, each field's schema the empty
-// (true) one. tools/list is read at the start of every session, and a
-// model reads descriptions and input schemas, not output schemas: what a
-// field means and holds (a pane row, a match) is said once, by the tool's
-// description and the README. The golden files still record every field
-// name, and each field's type is its Go type's, the same in every answer.
-func outputSchemaFor[Out any]() *jsonschema.Schema {
+// object and the names of its fields, each field's schema the empty one.
+// tools/list is read at the start of every session, and a model reads
+// descriptions and input schemas, not output schemas: what a field means
+// and holds (a pane row, a match) is said once, by the tool's description
+// and the README. The golden files still record every field name, and
+// each field's type is its Go type's, the same in every answer. note is
+// on every answer that needs one (the server's instructions say so once),
+// and which fields an answer always has, and that it has no others, are
+// the server's promise, checked by its own tests.
+//
+// An empty schema is written {}, not true as jsonschema-go writes it: the
+// MCP TypeScript SDK refuses a whole tools/list when an output schema's
+// property is not an object.
+func outputSchemaFor[Out any]() json.RawMessage {
 	s, err := jsonschema.For[Out](&jsonschema.ForOptions{})
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: output schema: %v", err)) // a programming mistake, at start
 	}
+	names := make([]string, 0, len(s.Properties))
 	for name := range s.Properties {
-		s.Properties[name] = &jsonschema.Schema{} // true: the name, nothing more
+		if name != "note" {
+			names = append(names, name)
+		}
 	}
-	// note is on every answer that needs one; the server's instructions
-	// say so once.
-	delete(s.Properties, "note")
-	// Which fields an answer always has, and that it has no others, are
-	// the server's promise, checked by its own tests; repeating them in
-	// every tool's schema costs the model more than it tells it.
-	s.Required, s.AdditionalProperties = nil, nil
-	return s
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		q, _ := json.Marshal(name)
+		b.Write(q)
+		b.WriteString(":{}")
+	}
+	b.WriteString("}}")
+	return json.RawMessage(b.String())
 }
 
 // tighten drops from an argument's schema what checkArgs enforces anyway:

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 )
 
@@ -22,5 +23,34 @@ func TestUnknownArgumentsRefused(t *testing.T) {
 		{"capture_pane", map[string]any{"paneId": "%1", "lines": 5}, `no argument "lines"`},
 	} {
 		callErr(t, cs, tc.tool, tc.args, tc.want)
+	}
+}
+
+// TestSchemaPropertiesAreObjects: the MCP TypeScript SDK refuses a whole
+// tools/list when a schema's property is not a JSON object (true, the
+// empty schema as jsonschema-go writes it, included), so no client built
+// on it could list the tools.
+func TestSchemaPropertiesAreObjects(t *testing.T) {
+	for _, tool := range allTools(t) {
+		for which, schema := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {
+			if schema == nil {
+				continue
+			}
+			raw, err := json.Marshal(schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			if err := json.Unmarshal(raw, &s); err != nil {
+				t.Fatalf("%s %s schema: %v", tool.Name, which, err)
+			}
+			for name, p := range s.Properties {
+				if len(p) == 0 || p[0] != '{' {
+					t.Errorf("%s %s schema: property %s is %s, not an object", tool.Name, which, name, p)
+				}
+			}
+		}
 	}
 }
