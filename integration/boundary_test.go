@@ -126,16 +126,7 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 // answer says the group was stopped (issue 17, finding 4: the script ran on, orphaned).
 func TestTmuxRunHelperKilledStopsTheScript(t *testing.T) {
 	e := enrollPane(t)
-	pidfile := filepath.Join(e.ts.Dir, "pid")
-	done := e.runAsyncProgress(t, writePIDScript(pidfile, "printf ready; sleep 30"), "ready")
-	sh := readPID(t, pidfile)
-	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(sh) + "/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(stat)
-	helperPID, _ := strconv.Atoi(strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[1])
+	done, sh, helperPID := e.runUnderHelper(t, "printf ready; sleep 30")
 	killed := time.Now()
 	if err := syscall.Kill(helperPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

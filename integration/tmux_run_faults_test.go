@@ -267,16 +267,7 @@ func TestTmuxRunShellExitsDuringRun(t *testing.T) {
 
 func TestTmuxRunHelperKilled(t *testing.T) {
 	e := enrollPane(t)
-	pidfile := filepath.Join(e.ts.Dir, "pid")
-	done := e.runAsyncProgress(t, writePIDScript(pidfile, "printf ready; sleep 60"), "ready")
-	sh := readPID(t, pidfile)
-	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(sh) + "/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(stat)
-	helperPID, _ := strconv.Atoi(strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[1])
+	done, _, helperPID := e.runUnderHelper(t, "printf ready; sleep 60")
 	if err := syscall.Kill(helperPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -439,4 +430,26 @@ func TestTmuxRunDeadPane(t *testing.T) {
 		return strings.TrimSpace(e.ts.Run("display-message", "-p", "-t", e.pane, "#{pane_dead}")) == "1"
 	}, func() string { return "it shows:\n" + e.ts.Capture(e.pane) })
 	errorOf(t, e.run(t, context.Background(), map[string]any{"script": "true"}), "pane_dead", "not_sent")
+}
+
+// runUnderHelper starts script (which prints "ready" first) as a run and
+// waits until it runs; it returns the run's answer channel, the script's
+// shell pid (its process group, killed at cleanup) and the helper's pid
+// (the shell's parent).
+func (e *enrolled) runUnderHelper(t *testing.T, script string) (<-chan map[string]any, int, int) {
+	t.Helper()
+	pidfile := filepath.Join(e.ts.Dir, "pid")
+	done := e.runAsyncProgress(t, writePIDScript(pidfile, script), "ready")
+	sh := readPID(t, pidfile)
+	t.Cleanup(func() { syscall.Kill(-sh, syscall.SIGKILL) })
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(sh) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(stat)
+	helperPID, err := strconv.Atoi(strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[1])
+	if err != nil {
+		t.Fatalf("the script's parent in %q: %v", s, err)
+	}
+	return done, sh, helperPID
 }
