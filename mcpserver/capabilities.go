@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -205,7 +207,7 @@ func (s *server) capabilities() capabilitiesDoc {
 	if s.tmux != nil {
 		route = s.tmux.Route()
 	}
-	d.Socket = socketRecord{Selector: "default", Value: route.Socket(), Path: s.deps.Startup.Snapshot.Server.SocketPath, Provenance: s.prov}
+	d.Socket = socketRecord{Selector: "default", Value: route.Socket(), Path: s.startup.Snapshot.Server.SocketPath, Provenance: s.prov}
 	switch {
 	case route.SocketPath != "":
 		d.Socket.Selector = "path"
@@ -256,20 +258,23 @@ func (sel Selection) Posture() string {
 	return PosturePersonOnly
 }
 
-// addCapabilities serves tmux://capabilities, computed once.
+// addCapabilities serves tmux://capabilities, computed at its first read
+// (it names the socket's path and provenance, known once the server's
+// identity is: awaitStartup holds reads until then). Its size is not
+// listed for the same reason.
 func (s *server) addCapabilities() {
-	text, err := encodeJSON(s.capabilities())
-	if err != nil {
-		panic("mcpserver: encode tmux://capabilities: " + err.Error())
-	}
+	text := sync.OnceValues(func() (string, error) { return encodeJSON(s.capabilities()) })
 	s.mcp.AddResource(&mcp.Resource{
 		URI:         CapabilitiesURI,
 		Name:        "capabilities",
 		Title:       "What this server offers",
 		Description: "The frozen tool surface: toolsets, tools, each tool's capability row, the tmux socket and its provenance, and the trust boundary.",
 		MIMEType:    "application/json",
-		Size:        int64(len(text)),
 	}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		text, err := text()
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", CapabilitiesURI, err)
+		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: CapabilitiesURI, MIMEType: "application/json", Text: text}}}, nil
 	})
 }

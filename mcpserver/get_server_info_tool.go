@@ -39,7 +39,7 @@ func (s *server) serverInfo(ctx context.Context, _ *mcp.CallToolRequest, _ serve
 	return serverInfoResult{
 		Socket:           snap.Server.SocketPath,
 		Provenance:       s.prov,
-		TmuxVersion:      s.deps.Startup.Version.Text,
+		TmuxVersion:      s.startup.Version.Text,
 		ServerPID:        snap.Server.PID,
 		ServerGeneration: snap.Server.Generation,
 		Sessions:         len(snap.Sessions),

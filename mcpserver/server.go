@@ -31,6 +31,10 @@ type Deps struct {
 	// Startup is what tmux.Client.Ensure learned: provenance, version and
 	// the server's identity.
 	Startup tmux.Startup
+	// Pending, when set, replaces Startup: an Ensure still running while
+	// the client's handshake goes on. Tool calls and resource reads wait
+	// for it; if it fails they answer its error.
+	Pending *tmux.PendingStartup
 	// Selection is the frozen tool surface (see Select).
 	Selection Selection
 	// Limits bound reads and waits.
@@ -75,18 +79,23 @@ type Enrollments interface {
 
 // server holds what every tool handler shares.
 type server struct {
-	deps   Deps
-	mcp    *mcp.Server
-	tmux   *tmux.Client
-	prov   tmux.Provenance
-	sel    Selection
-	caller caller
-	life   context.Context // ends at shutdown; handlers end with it
-	log    *slog.Logger
-	budget budget
-	runner Runner
-	live   *live.Pool // nil when control mode is forbidden
-	typed  *typedLog  // recent input, discounted by wait_for_text
+	deps Deps
+	mcp  *mcp.Server
+	tmux *tmux.Client
+	sel  Selection
+	// startup, prov and caller are set once the server's identity is
+	// known, before ready closes; handlers run after (see awaitStartup).
+	startup  tmux.Startup
+	prov     tmux.Provenance
+	caller   caller
+	ready    chan struct{}
+	startErr error
+	life     context.Context // ends at shutdown; handlers end with it
+	log      *slog.Logger
+	budget   budget
+	runner   Runner
+	live     *live.Pool // nil when control mode is forbidden
+	typed    *typedLog  // recent input, discounted by wait_for_text
 	// blocking holds a token per blocking call in flight (see guard).
 	blocking chan struct{}
 	runs     runs // run_shell_command's framed commands
@@ -104,9 +113,8 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 	s := &server{
 		deps:   d,
 		tmux:   d.Tmux,
-		prov:   d.Startup.Provenance,
 		sel:    d.Selection.frozen(),
-		caller: newCaller(d.CallerTMUX, d.CallerPane, d.Startup.Snapshot.Server),
+		ready:  make(chan struct{}),
 		life:   ctx,
 		log:    d.Log,
 		budget: budget{lines: d.Limits.MaxResultLines, chars: d.Limits.MaxResultChars},
@@ -127,7 +135,8 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		Instructions: instructions,
 		Logger:       d.Log,
 	})
-	s.mcp.AddReceivingMiddleware(s.guard)
+	s.awaitPending(ctx, d)
+	s.mcp.AddReceivingMiddleware(s.awaitStartup, s.guard)
 	s.addTools()
 	s.addCapabilities()
 	return s.mcp
@@ -175,7 +184,7 @@ func (l Limits) withDefaults() Limits {
 // another generation (the server was restarted on the same socket, and pane ids start again
 // at %0) is never invited or enrolled.
 func (s *server) enrollmentState(paneID, gen string) string {
-	if s.deps.Enrollments == nil || gen != s.deps.Startup.Snapshot.Server.Generation {
+	if s.deps.Enrollments == nil || gen != s.startup.Snapshot.Server.Generation {
 		return enroll.StateNone
 	}
 	_, state := s.deps.Enrollments.Lookup(paneID)

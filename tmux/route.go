@@ -77,6 +77,12 @@ func (r Route) socketArgs() []string {
 // Explicit reports whether the operator chose the socket.
 func (r Route) Explicit() bool { return r.SocketPath != "" || r.SocketName != "" }
 
+// MayStartMinimal reports whether a server this route starts runs the
+// shipped minimal configuration: only on the default socket with no
+// configuration given. On any other route no provenance is Full, so what
+// Ensure will find cannot change the default toolsets.
+func (r Route) MayStartMinimal() bool { return r.Config == "" && !r.Explicit() }
+
 // Socket describes the selected socket for people: the path, or the name.
 func (r Route) Socket() string {
 	switch {

@@ -131,7 +131,7 @@ func (c *Client) start(ctx context.Context, snapshot []string, seps Separators) 
 	}
 	marker := uuid.NewString()
 	config, minimal := c.route.Config, false
-	if config == "" && !c.route.Explicit() {
+	if c.route.MayStartMinimal() {
 		dir, err := os.MkdirTemp("", "libtmux-mcp-conf-")
 		if err != nil {
 			return Provenance{}, Snapshot{}, err

@@ -15,12 +15,15 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 )
 
 func main() {
+	resumeGC := pauseGC()
+	time.AfterFunc(gcPause, resumeGC)
 	os.Exit(run())
 }
 

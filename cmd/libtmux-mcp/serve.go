@@ -18,7 +18,7 @@ import (
 
 // serve builds the pieces in order (tmux client, tmux server, selection,
 // the tmux_run broker and its invitations, the MCP server), prints the
-// startup line on stderr and serves t until the client goes away (stdin
+// startup line on stderr once the tmux server is known and serves t until the client goes away (stdin
 // EOF) or ctx ends, which are both a clean stop.
 func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Writer) error {
 	return serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error {
@@ -31,8 +31,10 @@ func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Wr
 // ends; stopHandlers ends every handler in flight.
 func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error, stderr io.Writer) error {
 	log := newLogger(stderr, cfg)
-	// Names are checked before tmux is contacted.
-	if _, err := mcpserver.Select(tmux.Provenance{}, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools); err != nil {
+	// Names are checked before tmux is contacted. Off the default socket,
+	// or with the toolsets given, this is already the selection.
+	sel, err := mcpserver.Select(tmux.Provenance{}, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools)
+	if err != nil {
 		return err
 	}
 	client, err := tmux.NewClient(cfg.Route, cfg.CommandTimeout)
@@ -40,11 +42,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 		return err
 	}
 	client = client.Without(config.SecretVariables...)
-	startup, err := client.Ensure(ctx, tmux.Want{Panes: len(cfg.EnrollPanes) > 0})
-	if err != nil {
-		return err
-	}
-	sel, err := mcpserver.Select(startup.Provenance, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools)
+	pending, sel, err := ensure(ctx, cfg, client, sel)
 	if err != nil {
 		return err
 	}
@@ -56,7 +54,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	deps := mcpserver.Deps{
 		Version:   cfg.Version,
 		Tmux:      client,
-		Startup:   startup,
+		Pending:   pending,
 		Selection: sel,
 		Limits: mcpserver.Limits{
 			MaxResultLines: cfg.MaxResultLines,
@@ -76,6 +74,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 
 	var runs *tmuxRun
 	if sel.Has("tmux_run") {
+		startup, _ := pending.Wait(ctx) // settled: see ensure
 		runs, err = startTmuxRun(life, cfg, client, startup, log, stderr)
 		if err != nil {
 			return err
@@ -94,16 +93,49 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 
 	srv := mcpserver.New(life, deps)
 	srv.AddReceivingMiddleware(frame.EncodableErrors(log))
-	fmt.Fprintln(stderr, startupLine(cfg, startup, sel))
-	err = run(ctx, srv, stop)
+	// A server that cannot be read ends the process: the handshake may
+	// have been answered meanwhile, tool calls answer the error until then.
+	serving, failed := context.WithCancelCause(ctx)
+	defer failed(nil)
+	go func() {
+		st, err := pending.Wait(life)
+		if err != nil {
+			failed(err)
+			return
+		}
+		fmt.Fprintln(stderr, startupLine(cfg, st, sel))
+	}()
+	err = run(serving, srv, stop)
 	// Handlers end with life; runs in flight stop their scripts before the
 	// broker closes and the setup files are removed.
 	stop()
 	runs.close()
+	if ctx.Err() == nil && serving.Err() != nil {
+		return context.Cause(serving)
+	}
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
+}
+
+// ensure reads (or starts) the route's tmux server. When what it finds
+// cannot change the selection (see tmux.Route.MayStartMinimal) and
+// tmux_run, which needs the server's identity to start, is off, it runs
+// in the background while the client's handshake goes on; otherwise it
+// runs first and the selection is made for the provenance it found.
+func ensure(ctx context.Context, cfg config.Config, client *tmux.Client, sel mcpserver.Selection) (*tmux.PendingStartup, mcpserver.Selection, error) {
+	want := tmux.Want{Panes: len(cfg.EnrollPanes) > 0}
+	early := cfg.Toolsets != nil || !cfg.Route.MayStartMinimal()
+	if early && !sel.Has("tmux_run") {
+		return client.EnsureLater(ctx, want), sel, nil
+	}
+	startup, err := client.Ensure(ctx, want)
+	if err != nil {
+		return nil, sel, err
+	}
+	sel, err = mcpserver.Select(startup.Provenance, cfg.Toolsets, cfg.EnableTools, cfg.ExcludeTools)
+	return tmux.Known(startup), sel, err
 }
 
 // drainTimeout bounds how long a shutdown waits for in-flight calls to be
