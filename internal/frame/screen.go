@@ -14,7 +14,7 @@ import (
 // referenced, params and all, until that session's next requests (its
 // handler queue pops from the front of a slice). Over Streamable HTTP
 // nothing of ours can drop them after the answer: eight such 4 MB frames
-// at once, on five sessions, kept 17 to 21 MB after the load.
+// at once, on five sessions, kept 17 to 21 MiB after the load.
 //
 // A call is screened only on a session go-sdk would hand it to a tool: one
 // that exists and has been initialized; any other is go-sdk's to answer.
