@@ -67,7 +67,7 @@ func (s *server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		if t.spec().inputSchema == nil { // typed tools; raw ones check their own
 			var err error
 			if long, err = checkArguments(params.Arguments); err != nil {
-				return toolError(fmt.Sprintf("%s: %v", params.Name, err)), nil
+				return toolError(argumentRefusal(params.Name, err)), nil
 			}
 		}
 		if t.spec().blocks {
@@ -95,6 +95,27 @@ func (s *server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// ArgumentRefusal is the guard's check of a call's arguments, for a
+// transport to make before go-sdk decodes the call (frame.Screen): the
+// text of the tool error the guard answers for a call of tool with args,
+// or "" when the guard lets the call through (a tool outside sel, a raw
+// tool, arguments within their bounds).
+func (sel Selection) ArgumentRefusal(tool string, args json.RawMessage) string {
+	if !sel.Has(tool) || catalog[tool].spec().inputSchema != nil {
+		return ""
+	}
+	if _, err := checkArguments(args); err != nil {
+		return argumentRefusal(tool, err)
+	}
+	return ""
+}
+
+// argumentRefusal is the tool error text for arguments checkArguments
+// refused.
+func argumentRefusal(tool string, err error) string {
+	return fmt.Sprintf("%s: %v", tool, err)
 }
 
 // toolError is a tool error answer.

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -216,5 +218,49 @@ func TestDescriptorExhaustionToolError(t *testing.T) {
 	text := mustText(res)
 	if !res.IsError || !strings.Contains(text, "open files") || !strings.Contains(text, "ulimit -n") {
 		t.Errorf("list_panes without descriptors answered %q; want a tool error naming the limit and ulimit -n", text)
+	}
+}
+
+// TestArgumentRefusalIsTheGuards: the refusal a transport answers before
+// go-sdk decodes a call (ArgumentRefusal) is the guard's answer to the same
+// call, word for word, so a model reads the same text on every path; and a
+// call the guard lets through, or a tool outside the selection, passes.
+func TestArgumentRefusalIsTheGuards(t *testing.T) {
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("s", "sh")
+	sel, err := Select(tmux.Provenance{}, nil, []string{"tmux_run"}, []string{"kill_session"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := serve(t, ts, Deps{Selection: sel})
+	ops := strings.Repeat(`{"tool":"list_panes"},`, MaxListItems)
+	for _, c := range []struct{ tool, args string }{
+		{"call_read_tools_batch", `{"operations":[` + ops + `{"tool":"list_panes"}]}`},
+		{"create_session", `{"sessionName":"` + strings.Repeat("n", 300) + `"}`},
+		{"set_pane_title", `{"paneId":"` + pane + `","title":"` + strings.Repeat("t", 3000) + `"}`},
+		{"capture_pane", `{"paneId":"%` + strings.Repeat("9", 999) + `"}`},
+	} {
+		want := sel.ArgumentRefusal(c.tool, json.RawMessage(c.args))
+		if want == "" {
+			t.Errorf("%s %.60s: ArgumentRefusal lets it through; want a refusal", c.tool, c.args)
+			continue
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(c.args)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.tool, err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != want {
+			t.Errorf("%s: the guard answered %q (isError %v); ArgumentRefusal says %q", c.tool, got, res.IsError, want)
+		}
+	}
+	for _, c := range []struct{ why, tool, args string }{
+		{"arguments within bounds", "capture_pane", `{"paneId":"` + pane + `"}`},
+		{"a tool outside the selection", "kill_session", `{"x":"` + strings.Repeat("x", 5000) + `"}`},
+		{"a raw tool, which checks its own", "tmux_run", `{"command":"` + strings.Repeat("x", 70000) + `"}`},
+		{"a tool that does not exist", "no_such_tool", `{"x":"` + strings.Repeat("x", 5000) + `"}`},
+	} {
+		if got := sel.ArgumentRefusal(c.tool, json.RawMessage(c.args)); got != "" {
+			t.Errorf("%s: ArgumentRefusal(%s) = %q; want it let through", c.why, c.tool, got)
+		}
 	}
 }

@@ -1,16 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -272,6 +266,23 @@ func (a *answers) check(t *testing.T, probes []probe, extra ...string) (answered
 	return a.total
 }
 
+// lines returns the answer of each id in ids, which must be answered
+// exactly once.
+func (a *answers) lines(t *testing.T, ids []string) []string {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for _, id := range ids {
+		if got := a.byID[id]; len(got) == 1 {
+			out = append(out, got[0])
+		} else {
+			t.Errorf("id %s answered %d times; want once", id, len(got))
+		}
+	}
+	return out
+}
+
 // rss reads VmRSS and VmHWM of pid in KiB.
 func rss(t *testing.T, pid int) (now, peak int) {
 	t.Helper()
@@ -408,104 +419,52 @@ func TestHostileFramesStdio(t *testing.T) {
 		t.Skip("hostile frames; skipped with -short")
 	}
 	ts, pane, window := hostileServer(t)
-	cmd := exec.Command(binary(t), "--socket", ts.Socket, "--log-level", "error")
-	cmd.Env = hostileEnv(ts)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-	})
-	ans := newAnswers()
-	go func() {
-		r := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			line, err := r.ReadString('\n')
-			if line != "" {
-				ans.add(line)
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var wmu sync.Mutex
-	sent := 0
-	send := func(frames ...string) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		for _, f := range frames {
-			if _, err := io.WriteString(stdin, f+"\n"); err != nil {
-				t.Fatalf("write a frame: %v\nstderr: %s", err, stderr.String())
-			}
-			sent++
-		}
-	}
+	p := startHostile(t, ts, "stdio")
 	start := time.Now()
 	deadline := start.Add(hostileTimeout)
-	send(hostileInit, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	warmIDs, warm := warmFrames(pane)
-	send(warm...)
-	ans.await(t, append(warmIDs, `"init"`), deadline)
-	idle, _ := rss(t, cmd.Process.Pid)
+	warmIDs, idle := p.initialize(t, pane, deadline)
 
 	var waitIDs []string
 	for i := range hostileWaits {
 		id, f := waitFrame(i)
 		waitIDs = append(waitIDs, id)
-		send(f)
+		p.send(f)
 	}
 	awaitWaits(t, ts.Socket, hostileCap)
 	t.Logf("%s: %d waits in tmux", time.Since(start), hostileCap)
 
 	probes := hostileProbes(pane, window, stdioGarbage, 18)
 	var ids []string
-	for _, p := range probes {
-		send(p.frame)
-		if p.id != "" {
-			ids = append(ids, p.id)
+	for _, pr := range probes {
+		p.send(pr.frame)
+		if pr.id != "" {
+			ids = append(ids, pr.id)
 		}
 	}
 	t.Logf("%s: %d probes sent", time.Since(start), len(probes))
-	send(callFrame(`"signal"`, "signal_channel", `{"channel":"hostile"}`))
-	ans.await(t, append(append(ids, waitIDs...), `"signal"`), deadline)
+	p.send(callFrame(`"signal"`, "signal_channel", `{"channel":"hostile"}`))
+	p.ans.await(t, append(append(ids, waitIDs...), `"signal"`), deadline)
 	t.Logf("%s: all answered", time.Since(start))
-	_, peak := rss(t, cmd.Process.Pid)
-	settled, took := settleRSS(t, cmd.Process.Pid, idle)
+	_, peak := rss(t, p.pid)
+	settled, took := settleRSS(t, p.pid, idle)
 
-	stdin.Close()
+	p.stdin.Close()
 	select {
-	case err := <-exited:
+	case err := <-p.exited:
 		if err != nil {
-			t.Errorf("exit after stdin EOF: %v; want status 0\nstderr: %s", err, stderr.String())
+			t.Errorf("exit after stdin EOF: %v; want status 0\nstderr: %s", err, p.stderr.String())
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("no exit 20 s after stdin EOF\nstderr: %s", stderr.String())
+		t.Fatalf("no exit 20 s after stdin EOF\nstderr: %s", p.stderr.String())
 	}
-	answered := ans.check(t, probes, append(append(append([]string{`"init"`, `"signal"`}, waitIDs...), warmIDs...), `"ten"`)...)
-	var waits []string
-	for _, id := range waitIDs {
-		if got := ans.byID[id]; len(got) == 1 {
-			waits = append(waits, got[0])
-		} else {
-			t.Errorf("wait %s answered %d times; want once", id, len(got))
-		}
-	}
-	waitAnswers(t, waits)
+	answered := p.ans.check(t, probes, append(append(append([]string{`"init"`, `"signal"`}, waitIDs...), warmIDs...), `"ten"`)...)
+	waitAnswers(t, p.ans.lines(t, waitIDs))
 	checkRSS(t, settled, idle)
-	if n := strings.Count(stderr.String(), "could not be encoded"); n != 5 {
+	if n := strings.Count(p.stderr.String(), "could not be encoded"); n != 5 {
 		t.Errorf("the 5 unencodable answers were logged %d times; want once each", n)
 	}
-	t.Logf("stdio: %d frames sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB %s after the load", sent, answered, idle, peak, settled, took)
+	t.Logf("stdio: %d frames sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB %s after the load", p.sentCount(), answered, idle, peak, settled, took)
 }
-
-var httpURL = regexp.MustCompile(`Streamable HTTP at (http://\S+/mcp)`)
 
 // TestHostileFramesHTTP plays the hostile frames over Streamable HTTP, then
 // SIGTERM with a call in flight: it is answered before the exit.
@@ -514,137 +473,52 @@ func TestHostileFramesHTTP(t *testing.T) {
 		t.Skip("hostile frames; skipped with -short")
 	}
 	ts, pane, window := hostileServer(t)
-	const token = "hostile-test-token-0123456789"
-	cmd := exec.Command(binary(t), "--socket", ts.Socket, "--log-level", "error", "--http", "127.0.0.1:0")
-	cmd.Env = hostileEnv(ts, "LIBTMUX_MCP_HTTP_TOKEN="+token)
-	errPipe, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	t.Cleanup(func() { cmd.Process.Kill() })
-	var stderr lockedBuffer
-	urlc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			stderr.Write([]byte(sc.Text() + "\n"))
-			if m := httpURL.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-		exited <- cmd.Wait()
-	}()
-	var url string
-	select {
-	case url = <-urlc:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no URL on stderr: %s", stderr.String())
-	}
-	client := &http.Client{Timeout: hostileTimeout}
-	session := ""
-	var smu sync.Mutex
-	sent := 0
-	ans := newAnswers()
-	post := func(body string) {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		smu.Lock()
-		sent++
-		smu.Unlock()
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Errorf("POST: %v", err)
-			return
-		}
-		defer resp.Body.Close()
-		if session == "" {
-			session = resp.Header.Get("Mcp-Session-Id")
-		}
-		data, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode == http.StatusAccepted {
-			return
-		}
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			for _, l := range strings.Split(string(data), "\n") {
-				if d, ok := strings.CutPrefix(l, "data: "); ok {
-					ans.add(d)
-				}
-			}
-			return
-		}
-		if !json.Valid(bytes.TrimSpace(data)) {
-			t.Errorf("HTTP %d with a body that is not JSON-RPC: %.200q (for %.200q)", resp.StatusCode, data, body)
-			return
-		}
-		ans.add(string(data))
-	}
-	post(hostileInit)
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	warmIDs, warm := warmFrames(pane)
-	for _, f := range warm {
-		post(f)
-	}
-	idle, _ := rss(t, cmd.Process.Pid)
+	p := startHostile(t, ts, "http")
+	warmIDs, idle := p.initialize(t, pane, time.Now().Add(hostileTimeout))
 
 	var wg sync.WaitGroup
 	var waitIDs []string
 	for i := range hostileWaits {
 		id, f := waitFrame(i)
 		waitIDs = append(waitIDs, id)
-		wg.Go(func() { post(f) })
+		wg.Go(func() { p.send(f) })
 	}
 	awaitWaits(t, ts.Socket, hostileCap)
 	probes := hostileProbes(pane, window, httpGarbage, 19)
-	for _, p := range probes {
-		post(p.frame)
+	for _, pr := range probes {
+		p.send(pr.frame)
 	}
-	post(callFrame(`"signal"`, "signal_channel", `{"channel":"hostile"}`))
+	p.send(callFrame(`"signal"`, "signal_channel", `{"channel":"hostile"}`))
 	wg.Wait()
-	_, peak := rss(t, cmd.Process.Pid)
-	settled, took := settleRSS(t, cmd.Process.Pid, idle)
+	_, peak := rss(t, p.pid)
+	settled, took := settleRSS(t, p.pid, idle)
 
 	// SIGTERM with a call in flight: its answer comes before the exit.
 	inflight := make(chan struct{})
 	go func() {
-		post(callFrame(`"term"`, "wait_for_channel", `{"channel":"never","timeoutMs":30000}`))
+		p.send(callFrame(`"term"`, "wait_for_channel", `{"channel":"never","timeoutMs":30000}`))
 		close(inflight)
 	}()
 	awaitWaits(t, ts.Socket, 1)
-	cmd.Process.Signal(syscall.SIGTERM)
+	syscall.Kill(p.pid, syscall.SIGTERM)
 	select {
 	case <-inflight:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the call in flight at SIGTERM got no answer")
 	}
 	select {
-	case err := <-exited:
+	case err := <-p.exited:
 		if err != nil {
-			t.Errorf("exit after SIGTERM: %v; want status 0\nstderr: %s", err, stderr.String())
+			t.Errorf("exit after SIGTERM: %v; want status 0\nstderr: %s", err, p.stderr.String())
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("no exit 20 s after SIGTERM\nstderr: %s", stderr.String())
+		t.Fatalf("no exit 20 s after SIGTERM\nstderr: %s", p.stderr.String())
 	}
-	answered := ans.check(t, probes, append(append(append([]string{`"init"`, `"signal"`, `"term"`}, waitIDs...), warmIDs...), `"ten"`)...)
-	if got := ans.byID[`"term"`]; len(got) != 1 || !strings.Contains(got[0], "cancelled") {
+	answered := p.ans.check(t, probes, append(append(append([]string{`"init"`, `"signal"`, `"term"`}, waitIDs...), warmIDs...), `"ten"`)...)
+	if got := p.ans.lines(t, []string{`"term"`}); len(got) != 1 || !strings.Contains(got[0], "cancelled") {
 		t.Errorf("the call in flight at SIGTERM answered %q; want it cancelled", got)
 	}
-	var waits []string
-	for _, id := range waitIDs {
-		if got := ans.byID[id]; len(got) == 1 {
-			waits = append(waits, got[0])
-		} else {
-			t.Errorf("wait %s answered %d times; want once", id, len(got))
-		}
-	}
-	waitAnswers(t, waits)
+	waitAnswers(t, p.ans.lines(t, waitIDs))
 	checkRSS(t, settled, idle)
-	t.Logf("http: %d requests sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB %s after the load", sent, answered, idle, peak, settled, took)
+	t.Logf("http: %d requests sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB %s after the load", p.sentCount(), answered, idle, peak, settled, took)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
+	"github.com/libtmux/libtmux-mcp/internal/frame"
 	"github.com/libtmux/libtmux-mcp/internal/httpserve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,7 +26,7 @@ func serveHTTP(ctx context.Context, cfg config.Config) int {
 		told = "token " + token
 	}
 	log := newLogger(os.Stderr, cfg)
-	err = serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error {
+	err = serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, screen *frame.Screen, stopHandlers func()) error {
 		fmt.Fprintf(os.Stderr, "libtmux-mcp: Streamable HTTP at http://%s%s; send Authorization: Bearer with %s\n",
 			ln.Addr(), httpserve.Path, told)
 		return httpserve.Serve(ctx, ln, token, srv, httpserve.Options{
@@ -33,6 +34,7 @@ func serveHTTP(ctx context.Context, cfg config.Config) int {
 			SessionIdle:  cfg.SessionIdle,
 			MaxSessions:  cfg.MaxSessions,
 			StopHandlers: stopHandlers,
+			Screen:       screen,
 			Logger:       log,
 		})
 	}, os.Stderr)

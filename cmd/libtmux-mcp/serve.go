@@ -11,6 +11,7 @@ import (
 
 	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/internal/frame"
+	"github.com/libtmux/libtmux-mcp/internal/stdio"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,15 +22,20 @@ import (
 // startup line on stderr once the tmux server is known and serves t until the client goes away (stdin
 // EOF) or ctx ends, which are both a clean stop.
 func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Writer) error {
-	return serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error {
+	return serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, screen *frame.Screen, stopHandlers func()) error {
+		if st, ok := t.(*stdio.Transport); ok {
+			st.Screen = screen
+		}
 		return serveSession(ctx, srv, t, stopHandlers)
 	}, stderr)
 }
 
 // serveWith is serve with the serving left to run (Streamable HTTP serves
 // many sessions this way), which returns when the clients are gone or ctx
-// ends; stopHandlers ends every handler in flight.
-func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Context, srv *mcp.Server, stopHandlers func()) error, stderr io.Writer) error {
+// ends; stopHandlers ends every handler in flight, and screen is for the
+// transport to answer the calls refused for their arguments before go-sdk
+// decodes them.
+func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Context, srv *mcp.Server, screen *frame.Screen, stopHandlers func()) error, stderr io.Writer) error {
 	log := newLogger(stderr, cfg)
 	// Names are checked before tmux is contacted. Off the default socket,
 	// or with the toolsets given, this is already the selection.
@@ -105,7 +111,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 		}
 		fmt.Fprintln(stderr, startupLine(cfg, st, sel))
 	}()
-	err = run(serving, srv, stop)
+	err = run(serving, srv, &frame.Screen{Server: srv, Refuse: sel.ArgumentRefusal}, stop)
 	// Handlers end with life; runs in flight stop their scripts before the
 	// broker closes and the setup files are removed.
 	stop()

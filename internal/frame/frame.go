@@ -10,8 +10,10 @@
 // refusal names the id whenever the frame had one a client can match, so
 // a valid id in an otherwise invalid envelope is answered with that id.
 //
-// It also gives memory back after large frames (Relief), and keeps error
-// answers encodable (EncodableErrors). It knows nothing about tools.
+// It also answers, before go-sdk decodes them, the calls the server refuses
+// for their arguments (Screen, given the server's own check), gives memory
+// back after large frames (Relief), and keeps error answers encodable
+// (EncodableErrors). It knows no tool.
 package frame
 
 import (

@@ -50,6 +50,7 @@ type frames struct {
 	readTimeout time.Duration
 	log         *slog.Logger
 	relief      frame.Relief
+	screen      *frame.Screen
 
 	initMu sync.Mutex // one initialize at a time, so the session cap holds
 
@@ -91,6 +92,13 @@ func (f *frames) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if _, known := methods[req.Method]; !known || (!req.IsCall() && !methods[req.Method]) {
 			// A notification nobody handles gets no answer, as on stdio.
 			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if answer := f.screen.Answer(r.Header.Get("Mcp-Session-Id"), req); answer != nil {
+			// Refused for its arguments before go-sdk reads it, answered
+			// as go-sdk answers in JSON.
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(answer)
 			return
 		}
 	}

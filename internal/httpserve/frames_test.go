@@ -60,6 +60,9 @@ func serveWith(t *testing.T, opt Options) *served {
 		t.Fatal(err)
 	}
 	opt.StopHandlers = stopHandlers
+	if opt.Screen != nil {
+		opt.Screen.Server = srv // made here
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	go func() { s.done <- Serve(ctx, ln, testToken, srv, opt) }()
@@ -269,5 +272,30 @@ func TestShutdownAnswersInFlight(t *testing.T) {
 	a := <-got
 	if a.msg["id"] != "w" || !strings.Contains(a.raw, "cancelled") {
 		t.Errorf("the call in flight at shutdown answered %d %q; want its cancelled answer", a.status, a.raw)
+	}
+}
+
+// TestScreenedCalls: a call the screen refuses is answered with its tool
+// error in JSON, and go-sdk never runs the tool; a call it lets through,
+// and any call without a live session, are go-sdk's.
+func TestScreenedCalls(t *testing.T) {
+	s := serveWith(t, Options{Screen: &frame.Screen{Refuse: func(tool string, args json.RawMessage) string {
+		if strings.Contains(string(args), "big") {
+			return tool + ": too big"
+		}
+		return ""
+	}}})
+	sess := s.initialize(t)
+	refused := `{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"hello","arguments":{"x":"big"}}}`
+	a := s.post(t, sess, refused)
+	want := `{"jsonrpc":"2.0","id":"r","result":{"content":[{"type":"text","text":"hello: too big"}],"isError":true}}`
+	if a.status != http.StatusOK || a.raw != want {
+		t.Errorf("a refused call answered %d %s; want 200 %s", a.status, a.raw, want)
+	}
+	if a := s.post(t, sess, `{"jsonrpc":"2.0","id":"ok","method":"tools/call","params":{"name":"hello","arguments":{}}}`); a.msg["id"] != "ok" || !strings.Contains(a.raw, `"hi"`) {
+		t.Errorf("a call the screen lets through answered %d %s; want the tool's answer", a.status, a.raw)
+	}
+	if a := s.post(t, "", refused); a.msg["error"] == nil || strings.Contains(a.raw, "too big") {
+		t.Errorf("a call without a session answered %d %s; want go-sdk's error", a.status, a.raw)
 	}
 }

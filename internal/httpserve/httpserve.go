@@ -7,7 +7,8 @@
 // It answers as the stdio transport does: every request body is checked by
 // package frame before go-sdk reads it (size, ids, envelope) and refused
 // with the same JSON-RPC errors, as are unknown methods and notifications
-// sent with an id. It bounds what clients hold: idle sessions are closed,
+// sent with an id; a call refused for its arguments (Options.Screen) is
+// answered with the tool's own error, never handed to go-sdk. It bounds what clients hold: idle sessions are closed,
 // live ones capped, requests must arrive within ReadTimeout, and at
 // shutdown the calls in flight are answered before connections close.
 //
@@ -117,7 +118,10 @@ type Options struct {
 	// StopHandlers is called first at shutdown, so the calls in flight
 	// answer (a wait answers cancelled) before connections close.
 	StopHandlers func()
-	Logger       *slog.Logger // none when nil
+	// Screen answers the calls refused for their arguments before go-sdk
+	// reads them (see frame.Screen); none when nil.
+	Screen *frame.Screen
+	Logger *slog.Logger // none when nil
 }
 
 func (o Options) withDefaults() Options {
@@ -153,7 +157,7 @@ func handler(srv *mcp.Server, token string, opt Options) (http.Handler, *frames)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Logger: opt.Logger, SessionTimeout: opt.SessionIdle, MaxRequestBodyBytes: int64(opt.MaxFrame)})
 	f := &frames{next: mcpHandler, srv: srv, max: opt.MaxFrame, maxSessions: opt.MaxSessions, idle: opt.SessionIdle,
-		readTimeout: opt.ReadTimeout, log: opt.Logger, changed: make(chan struct{})}
+		readTimeout: opt.ReadTimeout, log: opt.Logger, screen: opt.Screen, changed: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.Handle(Path, f)
 	return guard(mux, token), f

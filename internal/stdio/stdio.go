@@ -76,6 +76,10 @@ type Transport struct {
 	// DefaultDrain when 0.
 	Drain time.Duration
 
+	// Screen answers the calls refused for their arguments before go-sdk
+	// decodes them (see frame.Screen); none when nil.
+	Screen *frame.Screen
+
 	// Logger receives a warning for every refused frame; none when nil.
 	Logger *slog.Logger
 
@@ -107,6 +111,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		grace:    t.Grace,
 		drain:    t.Drain,
 		log:      t.Logger,
+		screen:   t.Screen,
 		incoming: make(chan jsonrpc.Message),
 		closed:   make(chan struct{}),
 		readDone: make(chan struct{}),
@@ -168,6 +173,7 @@ type conn struct {
 	drain  time.Duration
 	log    *slog.Logger
 	relief frame.Relief
+	screen *frame.Screen
 
 	incoming chan jsonrpc.Message // frames for Read; closed when reading is over
 	readDone chan struct{}        // closed when readLoop returns
@@ -411,15 +417,32 @@ func readFrame(r *bufio.Reader, max int) (frame []byte, tooLong bool, err error)
 	}
 }
 
-// decode turns a frame into a message, or answers it with a JSON-RPC error
-// (see package frame) and returns nil.
+// decode turns a frame into a message, or answers it and returns nil: with
+// a JSON-RPC error (see package frame), or with a tool error when the
+// screen refuses the call's arguments. A call whose id is still in flight
+// is left to go-sdk (which drops it), so no id is answered twice.
 func (c *conn) decode(data []byte) jsonrpc.Message {
 	msg, ref := frame.Decode(data)
 	if ref != nil {
 		c.refuse(ref, data)
 		return nil
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && !c.inFlight(req.ID) {
+		if answer := c.screen.Answer("", req); answer != nil {
+			if err := c.writeLine(answer); err != nil {
+				c.log.Warn("write an answer", slog.Any("error", err))
+			}
+			return nil
+		}
+	}
 	return msg
+}
+
+// inFlight reports whether a call with id was read and is not answered.
+func (c *conn) inFlight(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending[id] != nil
 }
 
 // refuse writes the answer to a frame that never reached the SDK.

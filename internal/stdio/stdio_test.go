@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/frame"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -54,6 +55,9 @@ func serve(t *testing.T, tr *Transport) *session {
 	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, block)
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow"}, block)
 
+	if tr.Screen != nil {
+		tr.Screen.Server = srv // made here
+	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	tr.In, tr.Out = inR, outW
@@ -409,4 +413,31 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestScreenedCalls: a call the screen refuses is answered with its tool
+// error without reaching go-sdk (the echo tool would have answered); a
+// call whose id is still in flight is left to go-sdk.
+func TestScreenedCalls(t *testing.T) {
+	s := serve(t, &Transport{Screen: &frame.Screen{Refuse: func(tool string, args json.RawMessage) string {
+		if strings.Contains(string(args), "big") {
+			return tool + ": too big"
+		}
+		return ""
+	}}})
+	s.handshake()
+	s.send(call(2, "wait", `{}`))
+	s.waitStarted()
+	s.send(call(3, "echo", `{"text":"big"}`))
+	want := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"echo: too big"}],"isError":true}}`
+	if got := s.nextLine(); got != want {
+		t.Errorf("a refused call answered\n%s\nwant\n%s", got, want)
+	}
+	// go-sdk drops a call whose id is in flight without an answer; the
+	// screen leaves it so, or id 2 would be answered twice. A refusal would
+	// be written before the ping is read.
+	s.send(call(2, "echo", `{"text":"big"}`), `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if got := s.nextLine(); rawID(got) != `"p"` {
+		t.Errorf("after a refused call reusing the id in flight, got %s; want the ping's answer", got)
+	}
 }
