@@ -40,6 +40,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -145,7 +146,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 
 // inflight is a request read and not yet answered.
 type inflight struct {
-	n      int  // times this id is in flight (a duplicate is refused by the SDK, but counted)
+	n      int  // times this id is in flight (a duplicate is refused before go-sdk; see decode)
 	urgent bool // cancelled at once at EOF
 }
 
@@ -248,8 +249,8 @@ func (c *conn) answered(id jsonrpc.ID) (write bool) {
 	} else if id.IsValid() || c.total == 0 {
 		return true // not a call this transport read
 	}
-	// A response without an id (the SDK's answer to a duplicate id) still
-	// answers one request.
+	// A response without an id (an error go-sdk could not attribute)
+	// still answers one request.
 	c.dropOne()
 	return true
 }
@@ -420,14 +421,20 @@ func readFrame(r *bufio.Reader, max int) (frame []byte, tooLong bool, err error)
 // decode turns a frame into a message, or answers it and returns nil: with
 // a JSON-RPC error (see package frame), or with a tool error when the
 // screen refuses the call's arguments. A call whose id is still in flight
-// is left to go-sdk (which drops it), so no id is answered twice.
+// is refused with id null: go-sdk would drop it without an answer, and an
+// answer carrying the id would be taken for the first call's.
 func (c *conn) decode(data []byte) jsonrpc.Message {
 	msg, ref := frame.Decode(data)
 	if ref != nil {
 		c.refuse(ref, data)
 		return nil
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && !c.inFlight(req.ID) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if c.inFlight(req.ID) {
+			c.refuse(&frame.Refusal{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+				"request id %s is already in use by a call in flight; wait for its answer or send a new id", frame.Quote(idText(req.ID), 100))}, data)
+			return nil
+		}
 		if answer := c.screen.Answer("", req); answer != nil {
 			if err := c.writeLine(answer); err != nil {
 				c.log.Warn("write an answer", slog.Any("error", err))
@@ -436,6 +443,14 @@ func (c *conn) decode(data []byte) jsonrpc.Message {
 		}
 	}
 	return msg
+}
+
+// idText is id as it was sent, for messages.
+func idText(id jsonrpc.ID) string {
+	if s, ok := id.Raw().(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(id.Raw())
 }
 
 // inFlight reports whether a call with id was read and is not answered.

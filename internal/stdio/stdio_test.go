@@ -433,11 +433,36 @@ func TestScreenedCalls(t *testing.T) {
 	if got := s.nextLine(); got != want {
 		t.Errorf("a refused call answered\n%s\nwant\n%s", got, want)
 	}
-	// go-sdk drops a call whose id is in flight without an answer; the
-	// screen leaves it so, or id 2 would be answered twice. A refusal would
-	// be written before the ping is read.
+	// A call whose id is in flight is refused with id null (see
+	// TestDuplicateIDInFlight), never screened: id 2 must not be answered
+	// twice.
 	s.send(call(2, "echo", `{"text":"big"}`), `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
-	if got := s.nextLine(); rawID(got) != `"p"` {
-		t.Errorf("after a refused call reusing the id in flight, got %s; want the ping's answer", got)
+	if got := s.nextLine(); rawID(got) != "null" || !strings.Contains(got, "already in use") {
+		t.Errorf("a call reusing the id in flight answered %s; want the null-id refusal", got)
 	}
+	if got := s.nextLine(); rawID(got) != `"p"` {
+		t.Errorf("after the refusal, got %s; want the ping's answer", got)
+	}
+}
+
+// TestDuplicateIDInFlight: a call reusing the id of a call still in flight
+// is refused at once with id null (go-sdk would drop it unanswered, and an
+// answer carrying the id would be taken for the first call's); the first
+// call still answers, and stdin EOF waits for nothing else.
+func TestDuplicateIDInFlight(t *testing.T) {
+	tr := &Transport{CancelAtEOF: CancelTools("wait"), Grace: time.Hour, Drain: time.Hour}
+	s := serve(t, tr)
+	s.handshake()
+	s.send(call("w", "wait", `{}`))
+	s.waitStarted()
+	s.send(call("w", "echo", `{"text":"again"}`))
+	m := s.next()
+	if m["id"] != nil || errorCode(m) != float64(jsonrpc.CodeInvalidRequest) || !strings.Contains(mustJSON(m), `already in use`) {
+		t.Fatalf("the duplicate answered %v; want -32600 with id null naming the id in use", m)
+	}
+	s.in.Close() // cancels the wait, the one call owed an answer
+	if m := s.next(); m["id"] != "w" || !strings.Contains(mustJSON(m["result"]), "cancelled") {
+		t.Errorf("the first call answered %v; want its cancelled answer", m)
+	}
+	s.end()
 }
