@@ -55,6 +55,8 @@ type frames struct {
 	initMu sync.Mutex // one initialize at a time, so the session cap holds
 
 	mu      sync.Mutex
+	posts   int           // POSTs handed to go-sdk, being served
+	peak    int           // the most posts ever served at once
 	calls   int           // POSTs with a call, being served
 	changed chan struct{} // closed and replaced when calls drops
 }
@@ -117,7 +119,15 @@ func (f *frames) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.track(1)
 		defer f.track(-1)
 	}
+	f.enter()
 	f.next.ServeHTTP(w, r)
+	peak := f.leave()
+	if len(body) >= frame.LargeFrame {
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush() // the client has its answer before the pings
+		}
+		f.flush(r, peak)
+	}
 }
 
 // checkMethod answers what go-sdk answers on stdio for a call it cannot
