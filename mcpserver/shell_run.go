@@ -258,7 +258,13 @@ func (s *server) follow(v *live.View, run *shellRun, session string) {
 		return begun && atPrompt(run.shellPID)
 	}
 	for {
-		changed := v.Changed()
+		// Changes matter only while no look is due: a command that prints
+		// in many pieces then wakes this loop once per promptPoll, not
+		// once per piece.
+		var changed <-chan struct{}
+		if pollC == nil && graceC == nil {
+			changed = v.Changed()
+		}
 		select {
 		case <-run.done:
 			s.endRun(v, run, "")
@@ -282,10 +288,8 @@ func (s *server) follow(v *live.View, run *shellRun, session string) {
 				return
 			}
 		case <-changed:
-			if graceC == nil && pollC == nil {
-				poll = time.NewTimer(promptPoll)
-				pollC = poll.C
-			}
+			poll = time.NewTimer(promptPoll)
+			pollC = poll.C
 		case <-pollC:
 			pollC = nil
 			if graceC == nil && backAtPrompt() {
