@@ -238,12 +238,17 @@ func (s *server) follow(v *live.View, run *shellRun, session string) {
 	// A command interrupted (C-c) ends its shell's line without the status
 	// line: the shell is back at its prompt with no status. Seen twice,
 	// interruptGrace apart (the shell prints the status just after it takes
-	// the terminal back), with the view caught up, that ends the run.
-	var grace *time.Timer
-	var graceC <-chan time.Time
+	// the terminal back), with the view caught up, that ends the run. The
+	// first look comes promptPoll after a change of the view, not at each
+	// change: a look reads /proc, and a command that prints in many pieces
+	// would pay it for each while it runs.
+	var grace, poll *time.Timer
+	var graceC, pollC <-chan time.Time
 	defer func() {
-		if grace != nil {
-			grace.Stop()
+		for _, t := range []*time.Timer{grace, poll} {
+			if t != nil {
+				t.Stop()
+			}
 		}
 	}()
 	backAtPrompt := func() bool {
@@ -253,7 +258,13 @@ func (s *server) follow(v *live.View, run *shellRun, session string) {
 		return begun && atPrompt(run.shellPID)
 	}
 	for {
-		changed := v.Changed()
+		// Changes matter only while no look is due: a command that prints
+		// in many pieces then wakes this loop once per promptPoll, not
+		// once per piece.
+		var changed <-chan struct{}
+		if pollC == nil && graceC == nil {
+			changed = v.Changed()
+		}
 		select {
 		case <-run.done:
 			s.endRun(v, run, "")
@@ -277,6 +288,10 @@ func (s *server) follow(v *live.View, run *shellRun, session string) {
 				return
 			}
 		case <-changed:
+			poll = time.NewTimer(promptPoll)
+			pollC = poll.C
+		case <-pollC:
+			pollC = nil
 			if graceC == nil && backAtPrompt() {
 				grace = time.NewTimer(interruptGrace)
 				graceC = grace.C
@@ -325,6 +340,10 @@ const outcomeInterrupted = "interrupted"
 // command's status line has to print it before the run counts as
 // interrupted.
 const interruptGrace = time.Second
+
+// promptPoll is how long after a change of the view a run looks whether
+// its shell is back at its prompt (see follow).
+const promptPoll = 100 * time.Millisecond
 
 // awaitRun waits for run within timeoutMs and answers what is known.
 func (s *server) awaitRun(ctx context.Context, req *mcp.CallToolRequest, timeoutMs *int64, v *live.View, run *shellRun) runShellCommandResult {
