@@ -297,3 +297,38 @@ func TestRunShellCommandInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// A command that cannot leave its subshell runs its last program in the
+// subshell's own process (one fork: the program's parent is the shell); a
+// command that tries to leave it is run through eval inside the subshell,
+// where it fails to parse and changes nothing in the shell; either way
+// cd stays inside.
+func TestRunShellCommandOneSubshell(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			ts := tmuxtest.Start(t)
+			pane := shellPane(t, ts, shell)
+			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			shellPID := ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}")
+			run := func(command string) runShellCommandResult {
+				return runCmd(t, cs, map[string]any{"paneId": pane, "command": command, "timeoutMs": 15000})
+			}
+			got := run(`sh -c 'echo "parent $PPID"'`)
+			wantStatus(t, "sh -c", got, 0)
+			if want := "parent " + strings.TrimSpace(shellPID); fmt.Sprint(got.Output) != fmt.Sprint([]string{want}) {
+				t.Errorf("output %q; want %q: the program's parent is the shell, one fork", got.Output, want)
+			}
+			dir := ts.Run("display-message", "-p", "-t", pane, "#{pane_current_path}")
+			got = run("echo a ) ; cd / ; ( echo b")
+			if got.Outcome != "completed" || got.ExitStatus == nil || *got.ExitStatus == 0 {
+				t.Errorf("an unbalanced command answered %+v; want a failed parse", got)
+			}
+			wantStatus(t, "cd inside", run("cd / && pwd"), 0)
+			got = run("pwd")
+			wantStatus(t, "pwd", got, 0)
+			if want := strings.TrimSpace(dir); fmt.Sprint(got.Output) != fmt.Sprint([]string{want}) {
+				t.Errorf("pwd after the escape attempt and a cd: %q; want the shell's own %q", got.Output, want)
+			}
+		})
+	}
+}

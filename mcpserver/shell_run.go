@@ -154,15 +154,28 @@ func (r *shellRun) stop(why string) {
 // traps stay inside), and prints the subshell's status after it. The
 // markers are printed from two pieces, so the typed line (and so its echo)
 // never holds one.
+//
+// When the command cannot leave the subshell (staysInSubshell) and the
+// shell reads $'…', eval is given the whole subshell instead: the shell
+// then execs the command's last program in the subshell's own process,
+// one fork where eval inside the subshell takes two.
 func newStreamFrame(command, shell string) (frame, error) {
 	nonce, quoted, printf, err := frameParts(command, shell)
 	if err != nil {
 		return frame{}, err
 	}
+	run := "( \\eval " + quoted + " )"
+	if shell != "sh" && shell != "dash" && staysInSubshell(command) {
+		sub, err := quoteCommand("( "+command+"\n)", shell)
+		if err != nil {
+			return frame{}, err
+		}
+		run = "\\eval " + sub
+	}
 	f := frame{begin: nonce + "-s", end: nonce + "-e:"}
 	// A leading space keeps the line out of histories that ignore such
 	// lines (HIST_IGNORE_SPACE, HISTCONTROL=ignorespace).
-	f.line = " " + printf + " '%s%s\\n' " + nonce + " -s; ( \\eval " + quoted + " ); " +
+	f.line = " " + printf + " '%s%s\\n' " + nonce + " -s; " + run + "; " +
 		printf + " '\\n%s%s%s\\n' " + nonce + " -e: $?"
 	return f, nil
 }
