@@ -135,3 +135,18 @@ func TestTmuxFailureAfterHandshakeEndsTheProcess(t *testing.T) {
 		t.Errorf("stderr should name tmux's error and print no startup line:\n%s", s)
 	}
 }
+
+// A client that goes away while the tmux call of start-up is still running
+// is a clean stop: status 0, and no error about the call left behind.
+func TestStdinClosedBeforeTmuxAnswersIsCleanStop(t *testing.T) {
+	ts := tmuxServer(t)
+	wrapper, _, started := gatedTmux(t, "")
+	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", wrapper)
+	tmuxtest.Eventually(t, callTimeout, "the tmux call of start-up", func() bool { return started() == 1 })
+	if _, err := p.close(); err != nil {
+		t.Errorf("exit after stdin EOF with tmux still held: %v; want status 0\nstderr:\n%s", err, p.stderr)
+	}
+	if s := p.stderr.String(); strings.Contains(s, "libtmux-mcp: ") {
+		t.Errorf("stderr reports an error for a clean stop:\n%s", s)
+	}
+}

@@ -19,8 +19,9 @@ import (
 
 // serve builds the pieces in order (tmux client, tmux server, selection,
 // the tmux_run broker and its invitations, the MCP server), prints the
-// startup line on stderr once the tmux server is known and serves t until the client goes away (stdin
-// EOF) or ctx ends, which are both a clean stop.
+// startup line on stderr once the tmux server is known, and serves t until
+// the client goes away (stdin EOF) or ctx ends, which are both a clean
+// stop.
 func serve(ctx context.Context, cfg config.Config, t mcp.Transport, stderr io.Writer) error {
 	return serveWith(ctx, cfg, func(ctx context.Context, srv *mcp.Server, screen *frame.Screen, stopHandlers func()) error {
 		if st, ok := t.(*stdio.Transport); ok {
@@ -80,7 +81,10 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 
 	var runs *tmuxRun
 	if sel.Has("tmux_run") {
-		startup, _ := pending.Wait(ctx) // settled: see ensure
+		startup, err := pending.Wait(ctx) // settled before tmux_run: see ensure
+		if err != nil {
+			return err
+		}
 		runs, err = startTmuxRun(life, cfg, client, startup, log, stderr)
 		if err != nil {
 			return err
@@ -105,11 +109,12 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	defer failed(nil)
 	go func() {
 		st, err := pending.Wait(life)
-		if err != nil {
+		switch {
+		case err == nil:
+			fmt.Fprintln(stderr, startupLine(cfg, st, sel))
+		case life.Err() == nil: // not the end of serving (stdin EOF, a signal)
 			failed(err)
-			return
 		}
-		fmt.Fprintln(stderr, startupLine(cfg, st, sel))
 	}()
 	err = run(serving, srv, &frame.Screen{Server: srv, Refuse: sel.ArgumentRefusal}, stop)
 	// Handlers end with life; runs in flight stop their scripts before the
