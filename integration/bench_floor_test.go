@@ -54,17 +54,10 @@ func BenchmarkRunShellCommandSeq2000Floor(b *testing.B) {
 	processes := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		begin := time.Now()
-		res := p.call("run_shell_command", args)
-		runs = append(runs, time.Since(begin))
-		if text := resultText(res); res.IsError || !strings.Contains(text, `"exitStatus":0`) {
-			b.Fatalf("run %d: %s", i, text)
-		}
-		begin = time.Now()
-		p.call("capture_pane", capture)
-		captures = append(captures, time.Since(begin))
+		run, capt, _ := runThenCapture(b, p, i, args, capture, `"exitStatus":0`)
+		runs, captures = append(runs, run), append(captures, capt)
 		floors = append(floors, bareRun(b, in, output, bare, fmt.Sprintf("ltfloor%05d", i), func() string { return ts.Capture(bare) }))
-		begin = time.Now()
+		begin := time.Now()
 		if err := exec.Command("tmux", "-S", ts.Socket, "capture-pane", "-p", "-t", bare).Run(); err != nil {
 			b.Fatal(err)
 		}

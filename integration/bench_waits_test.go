@@ -60,21 +60,34 @@ func BenchmarkRunShellCommandTrue(b *testing.B) {
 						time.Sleep(gap) // the agent's pause between calls
 						b.StartTimer()
 					}
-					begin := time.Now()
-					res := p.call("run_shell_command", args)
-					runs = append(runs, time.Since(begin))
-					if text := resultText(res); res.IsError || !strings.Contains(text, `"exitStatus":0`) {
-						b.Fatalf("run %d: %s", i, text)
-					}
-					begin = time.Now()
-					p.call("capture_pane", capture)
-					captures = append(captures, time.Since(begin))
+					run, capt, _ := runThenCapture(b, p, i, args, capture, `"exitStatus":0`)
+					runs, captures = append(runs, run), append(captures, capt)
 				}
 				b.StopTimer()
 				reportBeside(b, runs, captures)
 			})
 		}
 	}
+}
+
+// runThenCapture times run_shell_command with args, which must answer
+// without error and hold every want, then capture_pane with capture, as
+// one iteration i of a benchmark; it returns both times and the run's
+// answer text.
+func runThenCapture(b *testing.B, p *proc, i int, args, capture map[string]any, want ...string) (run, capt time.Duration, text string) {
+	b.Helper()
+	begin := time.Now()
+	res := p.call("run_shell_command", args)
+	run = time.Since(begin)
+	text = resultText(res)
+	for _, w := range want {
+		if res.IsError || !strings.Contains(text, w) {
+			b.Fatalf("run %d: %s", i, text)
+		}
+	}
+	begin = time.Now()
+	p.call("capture_pane", capture)
+	return run, time.Since(begin), text
 }
 
 // reportBeside reports the median and p95 of runs beside those of
@@ -106,17 +119,9 @@ func BenchmarkRunShellCommandSeq2000(b *testing.B) {
 	chars := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		begin := time.Now()
-		res := p.call("run_shell_command", args)
-		runs = append(runs, time.Since(begin))
-		text := resultText(res)
-		if res.IsError || !strings.Contains(text, `"2000"`) || !strings.Contains(text, `"droppedLines":1800`) {
-			b.Fatalf("run %d: %s", i, text)
-		}
+		run, capt, text := runThenCapture(b, p, i, args, capture, `"2000"`, `"droppedLines":1800`)
+		runs, captures = append(runs, run), append(captures, capt)
 		chars = len([]rune(text))
-		begin = time.Now()
-		p.call("capture_pane", capture)
-		captures = append(captures, time.Since(begin))
 	}
 	b.StopTimer()
 	reportBeside(b, runs, captures)
