@@ -98,7 +98,8 @@ type server struct {
 	typed    *typedLog  // recent input, discounted by wait_for_text
 	// blocking holds a token per blocking call in flight (see guard).
 	blocking chan struct{}
-	runs     runs // run_shell_command's framed commands
+	runs     runs   // run_shell_command's framed commands
+	guards   guards // what the last passed check of each pane for a command saw
 }
 
 // New returns the MCP server for d, with the selected tools registered. It

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -184,6 +185,10 @@ func newStreamFrame(command, shell string) (frame, error) {
 // the typing go over the control connection, completion and status come
 // from the pane's lines. ok is false when no view can be had (the caller
 // takes the process path).
+//
+// A pane whose last check passed (see commandGuard) is not checked again:
+// its command is typed under that check's guard, in the same control-mode
+// line, and only when the guard missed is the pane checked in full.
 func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in runShellCommandParams, run *shellRun) (res runShellCommandResult, err error, ok bool) {
 	v, hold, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil)
 	if err != nil {
@@ -194,53 +199,122 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 		return res, nil, false
 	}
 	abandon := func() { hold(); s.runs.free(run, 0) }
-	via := func(ctx context.Context, args ...string) (string, error) {
-		return v.CommandList(ctx, nil, tmux.SplitList(args)...)
-	}
-	c, err := s.protectVia(ctx, via, "pane", in.PaneID, in.Force, forCommand)
-	if err != nil {
-		abandon()
-		return res, err, true
-	}
-	if c.pane.SessionID != v.Session() {
-		// The pane moved to another session since its view began: its
-		// output goes to that session's clients. A new view.
-		v.End()
-		hold()
-		if v, hold, err = s.paneView(ctx, in.PaneID, s.viewKeep(), nil); err != nil {
-			s.runs.free(run, 0)
+	g, guarded := s.guards.get(in.PaneID)
+	guarded = guarded && in.Force == "" && g.session == v.Session() && s.guardUsable(in.PaneID, g)
+	for {
+		at := g
+		if !guarded {
+			c, err := s.protectVia(ctx, func(ctx context.Context, args ...string) (string, error) {
+				return v.CommandList(ctx, nil, tmux.SplitList(args)...)
+			}, "pane", in.PaneID, in.Force, forCommand)
+			if err != nil {
+				abandon()
+				return res, err, true
+			}
+			if c.pane.SessionID != v.Session() {
+				// The pane moved to another session since its view began: its
+				// output goes to that session's clients. A new view.
+				v.End()
+				hold()
+				if v, hold, err = s.paneView(ctx, in.PaneID, s.viewKeep(), nil); err != nil {
+					s.runs.free(run, 0)
+					return res, s.explain(ctx, err, "pane", in.PaneID), true
+				}
+			}
+			if err := promptCheck(in.PaneID, c.pane.CurrentCommand, c.pane.PID); err != nil {
+				abandon()
+				return res, err, true
+			}
+			at = commandGuard{shellPID: c.pane.PID, command: c.pane.CurrentCommand, session: c.pane.SessionID}
+			if in.Force == "" {
+				g, ok := guardFrom(c, s.deps.Limits.Attended)
+				s.guards.keep(in.PaneID, g, ok)
+			}
+		}
+		f, err := newStreamFrame(in.Command, strings.TrimPrefix(at.command, "-"))
+		if err != nil {
+			abandon()
+			return res, err, true
+		}
+		run.f, run.headMax, run.view, run.shellPID = f, max(s.budget.lines, 1), v, at.shellPID
+		run.release = hold
+		v.Read(func(l *live.Lines) { run.unhook = l.OnLine(run.onLine) })
+		cond := ""
+		if guarded {
+			cond = at.guardCondition()
+		}
+		missed, err := s.typeFrame(ctx, v, in.PaneID, f, cond)
+		if err != nil {
+			s.endRun(v, run, "the command could not be typed")
 			return res, s.explain(ctx, err, "pane", in.PaneID), true
 		}
+		if !missed {
+			if guarded {
+				s.log.Debug("command typed under the guard of the pane's last check", "pane", in.PaneID)
+			}
+			break
+		}
+		// Nothing was typed: something the guard kept changed.
+		s.log.Debug("the guard of the pane's last check missed; checking the pane in full", "pane", in.PaneID)
+		v.Read(func(*live.Lines) { run.unhook(); run.unhook = nil })
+		s.guards.keep(in.PaneID, commandGuard{}, false)
+		guarded = false
 	}
-	shell := strings.TrimPrefix(c.pane.CurrentCommand, "-")
-	if err := promptCheck(in.PaneID, c.pane.CurrentCommand, c.pane.PID); err != nil {
-		abandon()
-		return res, err, true
-	}
-	f, err := newStreamFrame(in.Command, shell)
-	if err != nil {
-		abandon()
-		return res, err, true
-	}
-	run.f, run.headMax, run.view, run.shellPID = f, max(s.budget.lines, 1), v, c.pane.PID
-	run.release = hold
-	v.Read(func(l *live.Lines) { run.unhook = l.OnLine(run.onLine) })
-	// Pasted (bracketed, where the shell asked for it), so a line editor
-	// takes the line in one piece instead of a key at a time; a private
-	// buffer, deleted by the paste.
-	buf := "ltmcp-" + f.begin
-	_, err = v.CommandList(ctx, nil,
-		[]string{"set-buffer", "-b", buf, "--", f.line},
-		[]string{"paste-buffer", "-p", "-d", "-b", buf, "-t", in.PaneID},
-		[]string{"send-keys", "-t", in.PaneID, "Enter"})
-	if err != nil {
-		s.endRun(v, run, "the command could not be typed")
-		return res, s.explain(ctx, err, "pane", in.PaneID), true
-	}
-	s.noteTyped(in.PaneID, f.line)
+	s.noteTyped(in.PaneID, run.f.line)
 	// The run is followed until it ends, whoever waits for it.
-	go s.follow(v, run, c.pane.SessionID)
+	go s.follow(v, run, v.Session())
 	return s.awaitRun(ctx, req, in.TimeoutMs, v, run), nil, true
+}
+
+// guardUsable reports whether what g kept that is this process's own
+// still allows a command on pane: not the caller's pane, no pending
+// tmux_run invitation, and the shell at its prompt.
+func (s *server) guardUsable(pane string, g commandGuard) bool {
+	return !s.caller.is(pane, g.serverPID) &&
+		s.enrollmentState(pane, g.generation) != enroll.StateInvited &&
+		promptCheck(pane, g.command, g.shellPID) == nil
+}
+
+// guardMissed is what typeFrame's guarded line prints when its guard
+// did not hold.
+const guardMissed = "ltmcp-guard-missed"
+
+// typeFrame pastes f's line into pane and presses Enter, in one
+// control-mode line. The paste is bracketed, where the shell asked for
+// it, so a line editor takes the line in one piece instead of a key at a
+// time, from a private buffer that the paste deletes. With cond (a
+// guardCondition), tmux types only when cond holds; missed reports that it
+// did not, and that nothing was typed.
+func (s *server) typeFrame(ctx context.Context, v *live.View, pane string, f frame, cond string) (missed bool, err error) {
+	defer s.inputTo(pane)()
+	buf := "ltmcp-" + f.begin
+	set := []string{"set-buffer", "-b", buf, "--", f.line}
+	paste := []string{"paste-buffer", "-p", "-d", "-b", buf, "-t", pane}
+	enter := []string{"send-keys", "-t", pane, "Enter"}
+	var out string
+	if cond == "" {
+		out, err = v.CommandList(ctx, nil, set, paste, enter)
+	} else {
+		var typeIt, skip string
+		if typeIt, err = tmux.CommandListText(paste, enter); err != nil {
+			return false, err
+		}
+		if skip, err = tmux.CommandListText([]string{"delete-buffer", "-b", buf}, []string{"display-message", "-p", guardMissed}); err != nil {
+			return false, err
+		}
+		out, err = v.CommandList(ctx, nil, set, []string{"if-shell", "-F", "-t", pane, cond, typeIt, skip})
+	}
+	if err != nil {
+		// tmux skipped the rest of the line at the failure: the buffer may
+		// be left.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		if _, derr := v.CommandList(dctx, nil, []string{"delete-buffer", "-b", buf}); derr != nil {
+			s.log.Debug("the command's buffer could not be deleted (it may never have been set)", "buffer", buf, "err", derr)
+		}
+		return false, err
+	}
+	return strings.Contains(out, guardMissed), nil
 }
 
 // follow ends the run's claim when its status line came, or when it can no

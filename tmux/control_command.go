@@ -27,23 +27,20 @@ func (cc *Control) Command(ctx context.Context, args ...string) (string, error) 
 // (to OnOutput), and none read after it. It is not called when a command of
 // the list failed (tmux skips the rest). mark must be quick.
 func (cc *Control) CommandList(ctx context.Context, mark func(out string), cmds ...[]string) (string, error) {
-	var parts []string
+	if len(cmds) == 0 {
+		return "", errors.New("no tmux command given")
+	}
+	line, err := CommandListText(cmds...)
+	if err != nil {
+		return "", err
+	}
 	var args []string
 	for i, c := range cmds {
-		line, err := commandLine(c)
-		if err != nil {
-			return "", err
-		}
-		parts = append(parts, line)
 		if i > 0 {
 			args = append(args, ";")
 		}
 		args = append(args, c...)
 	}
-	if len(parts) == 0 {
-		return "", errors.New("no tmux command given")
-	}
-	line := strings.Join(parts, " ; ")
 	p := &pendingCommand{args: args, mark: mark, ncmds: len(cmds), reply: make(chan commandReply, 1)}
 
 	cc.wmu.Lock()

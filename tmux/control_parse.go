@@ -311,3 +311,18 @@ func commandLine(args []string) (string, error) {
 	}
 	return strings.Join(q, " "), nil
 }
+
+// CommandListText quotes cmds into the text of one tmux command list, as a
+// command that runs a list (if-shell's branches) takes it: each argument
+// arrives as it is, and the commands are separated by " ; ".
+func CommandListText(cmds ...[]string) (string, error) {
+	parts := make([]string, 0, len(cmds))
+	for _, c := range cmds {
+		line, err := commandLine(c)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, line)
+	}
+	return strings.Join(parts, " ; "), nil
+}
