@@ -28,6 +28,7 @@ type Lines struct {
 	oscEsc bool   // an ESC inside a string sequence (ST is ESC \)
 	utf    []byte // the start of a multi-byte character
 	cur    []rune // the unfinished line
+	ascii  []byte // scratch for text
 	col    int    // where the next character goes in cur
 	alt    bool   // the alternate screen is on
 	home   bool   // the cursor was sent home and nothing written since
@@ -387,7 +388,7 @@ func (l *Lines) finish() {
 		l.col = 0
 		return
 	}
-	line := strings.TrimRight(string(l.cur), " ")
+	line := l.text()
 	l.cur, l.col = l.cur[:0], 0
 	l.newest++
 	if l.ring == nil {
@@ -413,6 +414,24 @@ func (l *Lines) finish() {
 	for _, h := range l.onLine {
 		h.fn(l.newest, line)
 	}
+}
+
+// text is the unfinished line with its trailing spaces trimmed. A line of
+// ASCII, the common case, is converted a byte a rune.
+func (l *Lines) text() string {
+	n := len(l.cur)
+	for n > 0 && l.cur[n-1] == ' ' {
+		n--
+	}
+	b := l.ascii[:0]
+	for _, r := range l.cur[:n] {
+		if r >= utf8.RuneSelf {
+			return string(l.cur[:n])
+		}
+		b = append(b, byte(r))
+	}
+	l.ascii = b
+	return string(b)
 }
 
 // drop forgets the oldest kept line.
