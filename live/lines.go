@@ -131,6 +131,19 @@ func (l *Lines) Get(from, to uint64) []string {
 	return out
 }
 
+// RuneCount is the number of characters in the kept lines numbered
+// from..to (inclusive), clamped to those kept: what Get would return,
+// counted without a copy.
+func (l *Lines) RuneCount(from, to uint64) int {
+	from = max(from, l.Oldest())
+	to = min(to, l.newest)
+	n := 0
+	for i := from; i <= to && from <= to; i++ {
+		n += utf8.RuneCountInString(l.ring[(l.head+int(i-l.Oldest()))%len(l.ring)])
+	}
+	return n
+}
+
 // Marks returns the recorded marks at or after line after (After >=
 // after), oldest first; only the newest maxMarks are remembered.
 func (l *Lines) Marks(after uint64) []Mark {

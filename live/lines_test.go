@@ -112,6 +112,20 @@ func TestLinesRingBounds(t *testing.T) {
 	if d := cmp.Diff([]string{"2001", "2002"}, got); d != "" {
 		t.Errorf("Get clamps to the kept lines (-want +got):\n%s", d)
 	}
+	// RuneCount counts what Get returns.
+	for _, r := range [][2]uint64{{1, 2002}, {4990, 6000}, {3000, 2999}, {1, 1}} {
+		want := 0
+		for _, line := range l.Get(r[0], r[1]) {
+			want += len(line)
+		}
+		if got := l.RuneCount(r[0], r[1]); got != want {
+			t.Errorf("RuneCount(%d, %d) = %d; want %d", r[0], r[1], got, want)
+		}
+	}
+	l.Feed([]byte("é—x\n"))
+	if got := l.RuneCount(5001, 5001); got != 3 {
+		t.Errorf("RuneCount of %q = %d; want 3 characters", l.Get(5001, 5001), got)
+	}
 	// The byte bound drops old lines too, but keeps the newest.
 	l = NewLines(1000, 100)
 	l.Feed([]byte(strings.Repeat("x", 500) + "\nab\ncd\n"))

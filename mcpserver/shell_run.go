@@ -548,11 +548,7 @@ func (s *server) runOutput(v *live.View, run *shellRun, res *runShellCommandResu
 		readable = gapTo - max(gapFrom, oldest) + 1
 	}
 	lostN := (gapTo - gapFrom + 1) - readable
-	v.Read(func(l *live.Lines) {
-		for _, line := range l.Get(max(gapFrom, oldest), gapTo) {
-			res.DroppedChars += utf8.RuneCountInString(line)
-		}
-	})
+	v.Read(func(l *live.Lines) { res.DroppedChars += l.RuneCount(max(gapFrom, oldest), gapTo) })
 	msg := fmt.Sprintf("the output has %d lines; the first %d and the last %d are returned, the %d between (lines %d-%d of the pane's output) were left out to stay within the read budget", total, kept, len(tb.Lines), gapTo-gapFrom+1, gapFrom, gapTo)
 	if readable > 0 {
 		c := streamCursor{pane: run.pane, epoch: v.Epoch(), line: max(gapFrom, oldest) - 1}
