@@ -18,7 +18,12 @@ import (
 //
 // A call is screened only on a session go-sdk would hand it to a tool: one
 // that exists and has been initialized; any other is go-sdk's to answer.
-// A nil *Screen screens nothing.
+// Params are read as go-sdk reads them, members matched by exact name, and
+// a call whose _meta is not an object or names a protocol version (the
+// per-request protocol, SEP-2575) is go-sdk's too: it answers those without
+// asking the tool. Over HTTP the transport still owes the request go-sdk's
+// own checks of a POST (headers, session, id in flight). A nil *Screen
+// screens nothing.
 type Screen struct {
 	Server *mcp.Server
 	// Refuse returns the text of the tool error that answers a call of
@@ -34,14 +39,26 @@ func (s *Screen) Answer(sessionID string, req *jsonrpc.Request) []byte {
 	if s == nil || !req.IsCall() || req.Method != "tools/call" || !s.ready(sessionID) {
 		return nil
 	}
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil {
+	// A map, not a struct: encoding/json would take "Name" or "NAME" for
+	// "name", and go-sdk does not.
+	var p map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &p) != nil || p == nil {
 		return nil // go-sdk's message about the params is better
 	}
-	msg := s.Refuse(p.Name, p.Arguments)
+	var name string
+	if raw, ok := p["name"]; ok && json.Unmarshal(raw, &name) != nil {
+		return nil
+	}
+	if raw, ok := p["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) != nil {
+			return nil
+		}
+		if _, ok := meta[mcp.MetaKeyProtocolVersion]; ok {
+			return nil
+		}
+	}
+	msg := s.Refuse(name, p["arguments"])
 	if msg == "" {
 		return nil
 	}

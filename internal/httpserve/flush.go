@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -37,7 +38,7 @@ func (f *frames) flush(r *http.Request, peak int) {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
 			ping.Header.Set("Mcp-Protocol-Version", v)
 		}
-		var w discard
+		var w recorder
 		f.next.ServeHTTP(&w, ping)
 		if w.status != 0 && w.status != http.StatusOK {
 			f.log.Debug("flush ping after a large request", "session", session, "status", w.status)
@@ -62,25 +63,30 @@ func (f *frames) leave() (peak int) {
 	return f.peak
 }
 
-// discard is a ResponseWriter that keeps only the status.
-type discard struct {
+// recorder is a ResponseWriter that keeps go-sdk's answer to a request we
+// made: the status (200 when only a body was written), headers and body.
+type recorder struct {
 	header http.Header
 	status int
+	body   bytes.Buffer
 }
 
-func (d *discard) Header() http.Header {
+func (d *recorder) Header() http.Header {
 	if d.header == nil {
 		d.header = http.Header{}
 	}
 	return d.header
 }
 
-func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d *recorder) Write(p []byte) (int, error) {
+	d.WriteHeader(http.StatusOK)
+	return d.body.Write(p)
+}
 
-func (d *discard) WriteHeader(status int) {
+func (d *recorder) WriteHeader(status int) {
 	if d.status == 0 {
 		d.status = status
 	}
 }
 
-func (d *discard) Flush() {}
+func (d *recorder) Flush() {}

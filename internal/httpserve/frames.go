@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,10 +99,7 @@ func (f *frames) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if answer := f.screen.Answer(r.Header.Get("Mcp-Session-Id"), req); answer != nil {
-			// Refused for its arguments before go-sdk reads it, answered
-			// as go-sdk answers in JSON.
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(answer)
+			f.answerScreened(w, r, req, answer)
 			return
 		}
 	}
@@ -128,6 +127,36 @@ func (f *frames) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.flush(r, peak)
 	}
+}
+
+// answerScreened answers a call the screen refused for its arguments
+// without go-sdk reading them, after go-sdk has checked the request as it
+// checks every POST: a ping with the call's id, headers, Host and context
+// goes through go-sdk's handler in the call's place. So the call meets
+// go-sdk's checks of the Host, the Mcp-Protocol-Version header,
+// Content-Type, Accept, the session, Last-Event-ID and the ids in flight,
+// and resets its session's idle timer as a call does. If go-sdk refuses the
+// ping, its refusal (status, headers, body) answers the call, as it would
+// have; otherwise the screen's answer does, in JSON.
+func (f *frames) answerScreened(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, answer []byte) {
+	body := `{"jsonrpc":"2.0","id":` + string(rawID(req)) + `,"method":"ping"}`
+	ping := r.Clone(r.Context())
+	ping.Body = io.NopCloser(strings.NewReader(body))
+	ping.ContentLength = int64(len(body))
+	var got recorder
+	f.track(1)
+	defer f.track(-1)
+	f.enter()
+	f.next.ServeHTTP(&got, ping)
+	f.leave()
+	if got.status >= 300 {
+		maps.Copy(w.Header(), got.header)
+		w.WriteHeader(got.status)
+		w.Write(got.body.Bytes())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(answer)
 }
 
 // checkMethod answers what go-sdk answers on stdio for a call it cannot

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,9 +90,25 @@ type answer struct {
 
 func (s *served) post(t *testing.T, session, body string) answer {
 	t.Helper()
-	req, err := http.NewRequest("POST", s.url, strings.NewReader(body))
+	return s.postEdited(t, session, body, nil)
+}
+
+// postEdited is post with the request changed by edit (if not nil) before
+// it is sent.
+func (s *served) postEdited(t *testing.T, session, body string, edit func(*http.Request)) answer {
+	t.Helper()
+	a, err := s.send(session, body, edit)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return a
+}
+
+// send is postEdited for any goroutine: it returns its error.
+func (s *served) send(session, body string, edit func(*http.Request)) (answer, error) {
+	req, err := http.NewRequest("POST", s.url, strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -100,9 +117,12 @@ func (s *served) post(t *testing.T, session, body string) answer {
 		req.Header.Set("Mcp-Session-Id", session)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	}
+	if edit != nil {
+		edit(req)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return answer{}, err
 	}
 	defer resp.Body.Close()
 	a := answer{status: resp.StatusCode, session: resp.Header.Get("Mcp-Session-Id")}
@@ -119,7 +139,7 @@ func (s *served) post(t *testing.T, session, body string) answer {
 		}
 	}
 	json.Unmarshal([]byte(a.raw), &a.msg)
-	return a
+	return a, nil
 }
 
 func (s *served) initialize(t *testing.T) string {
@@ -275,27 +295,137 @@ func TestShutdownAnswersInFlight(t *testing.T) {
 	}
 }
 
-// TestScreenedCalls: a call the screen refuses is answered with its tool
-// error in JSON, and go-sdk never runs the tool; a call it lets through,
-// and any call without a live session, are go-sdk's.
-func TestScreenedCalls(t *testing.T) {
-	s := serveWith(t, Options{Screen: &frame.Screen{Refuse: func(tool string, args json.RawMessage) string {
+// screenBig is the screen of these tests: it refuses any arguments holding
+// "big".
+func screenBig() *frame.Screen {
+	return &frame.Screen{Refuse: func(tool string, args json.RawMessage) string {
 		if strings.Contains(string(args), "big") {
 			return tool + ": too big"
 		}
 		return ""
-	}}})
+	}}
+}
+
+// screenedCall and ordinaryCall are a call the screen refuses and one it
+// lets through, both with the id id and params members more (each followed
+// by a comma).
+func screenedCall(id string, more ...string) string {
+	return `{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{` + strings.Join(more, "") + `"name":"hello","arguments":{"x":"big"}}}`
+}
+
+func ordinaryCall(id string, more ...string) string {
+	return `{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{` + strings.Join(more, "") + `"name":"hello","arguments":{}}}`
+}
+
+// TestScreenedCalls: a call the screen refuses is answered with its tool
+// error in JSON, and go-sdk never runs the tool; a call it lets through,
+// and any call without a live session, are go-sdk's.
+func TestScreenedCalls(t *testing.T) {
+	s := serveWith(t, Options{Screen: screenBig()})
 	sess := s.initialize(t)
-	refused := `{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"hello","arguments":{"x":"big"}}}`
-	a := s.post(t, sess, refused)
+	a := s.post(t, sess, screenedCall("r"))
 	want := `{"jsonrpc":"2.0","id":"r","result":{"content":[{"type":"text","text":"hello: too big"}],"isError":true}}`
 	if a.status != http.StatusOK || a.raw != want {
 		t.Errorf("a refused call answered %d %s; want 200 %s", a.status, a.raw, want)
 	}
-	if a := s.post(t, sess, `{"jsonrpc":"2.0","id":"ok","method":"tools/call","params":{"name":"hello","arguments":{}}}`); a.msg["id"] != "ok" || !strings.Contains(a.raw, `"hi"`) {
+	if a := s.post(t, sess, ordinaryCall("ok")); a.msg["id"] != "ok" || !strings.Contains(a.raw, `"hi"`) {
 		t.Errorf("a call the screen lets through answered %d %s; want the tool's answer", a.status, a.raw)
 	}
-	if a := s.post(t, "", refused); a.msg["error"] == nil || strings.Contains(a.raw, "too big") {
+	if a := s.post(t, "", screenedCall("r")); a.msg["error"] == nil || strings.Contains(a.raw, "too big") {
 		t.Errorf("a call without a session answered %d %s; want go-sdk's error", a.status, a.raw)
+	}
+}
+
+// TestScreenedCallsMeetGoSDKChecks: a request go-sdk refuses for its
+// headers or its session (before it reads the params) gets go-sdk's
+// refusal, status and body, whether the screen would refuse its arguments
+// or not.
+func TestScreenedCallsMeetGoSDKChecks(t *testing.T) {
+	s := serveWith(t, Options{Screen: screenBig()})
+	sess := s.initialize(t)
+	u, err := url.Parse(s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A call in flight with the id "busy", for go-sdk's check of ids in
+	// flight on the session.
+	inFlight := make(chan error, 1)
+	go func() {
+		_, err := s.send(sess, `{"jsonrpc":"2.0","id":"busy","method":"tools/call","params":{"name":"wait","arguments":{}}}`, nil)
+		inFlight <- err
+	}()
+	select {
+	case <-s.started:
+	case err := <-inFlight:
+		t.Fatalf("the wait answered before it started: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the wait did not start")
+	}
+	for _, c := range []struct {
+		why  string
+		id   string
+		edit func(*http.Request)
+		want int    // go-sdk's status
+		meta string // a _meta member of the params
+	}{
+		{"Accept without text/event-stream", "accept", func(r *http.Request) { r.Header.Set("Accept", "application/json") }, http.StatusBadRequest, ""},
+		{"no Accept", "no-accept", func(r *http.Request) { r.Header.Del("Accept") }, http.StatusBadRequest, ""},
+		{"Content-Type text/plain", "type", func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }, http.StatusUnsupportedMediaType, ""},
+		{"an Mcp-Protocol-Version go-sdk does not know", "old", func(r *http.Request) { r.Header.Set("Mcp-Protocol-Version", "2024-01-01") }, http.StatusBadRequest, ""},
+		{"Mcp-Protocol-Version 2026-07-28, which a stateful server refuses for calls", "new", func(r *http.Request) { r.Header.Set("Mcp-Protocol-Version", "2026-07-28") }, http.StatusBadRequest, ""},
+		// go-sdk checks Mcp-Method and Mcp-Name only from 2026-07-28 on,
+		// where a stateful server has already refused every call.
+		{"Mcp-Method and Mcp-Name that do not match the body", "names", func(r *http.Request) {
+			r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			r.Header.Set("Mcp-Method", "ping")
+			r.Header.Set("Mcp-Name", "other")
+		}, http.StatusBadRequest, ""},
+		{"a Host our guard takes for loopback and go-sdk does not", "host", func(r *http.Request) { r.Host = "LOCALHOST:" + u.Port() }, http.StatusForbidden, ""},
+		{"a Last-Event-ID", "last", func(r *http.Request) { r.Header.Set("Last-Event-ID", "x_1") }, http.StatusBadRequest, ""},
+		{"an unknown session", "unknown", func(r *http.Request) { r.Header.Set("Mcp-Session-Id", "no-such-session") }, http.StatusNotFound, ""},
+		{"no session", "none", func(r *http.Request) {
+			r.Header.Del("Mcp-Session-Id")
+			r.Header.Del("Mcp-Protocol-Version")
+		}, http.StatusOK, ""}, // a JSON-RPC error: not initialized
+		{"the id of a call in flight", "busy", nil, http.StatusBadRequest, ""},
+		// The per-request protocol (SEP-2575), which a stateful server
+		// refuses; the screen leaves such calls to go-sdk.
+		{"a _meta naming a protocol version", "meta", nil, http.StatusBadRequest, `"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"},`},
+	} {
+		screened := s.postEdited(t, sess, screenedCall(c.id, c.meta), c.edit)
+		ordinary := s.postEdited(t, sess, ordinaryCall(c.id, c.meta), c.edit)
+		if ordinary.status != c.want {
+			t.Errorf("%s: go-sdk answered %d %s; want %d (the test is out of date)", c.why, ordinary.status, ordinary.raw, c.want)
+		}
+		if screened.status != ordinary.status || screened.raw != ordinary.raw {
+			t.Errorf("%s: a screened call answered\n%d %s\nwhere go-sdk answers\n%d %s", c.why, screened.status, screened.raw, ordinary.status, ordinary.raw)
+		}
+	}
+	// The checks held nothing: the session still serves screened calls.
+	if a := s.post(t, sess, screenedCall("after")); a.status != http.StatusOK || !strings.Contains(a.raw, "too big") {
+		t.Errorf("after the refusals a screened call answered %d %s; want its tool error", a.status, a.raw)
+	}
+}
+
+// TestScreenedCallsKeepTheSessionAlive: go-sdk restarts a session's idle
+// timer as each POST on it ends, so a session whose only calls are screened
+// stays alive as long as one whose calls reach go-sdk.
+func TestScreenedCallsKeepTheSessionAlive(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	s := serveWith(t, Options{SessionIdle: idle, Screen: screenBig()})
+	screenedSess, ordinarySess := s.initialize(t), s.initialize(t)
+	start := time.Now()
+	for n := 1; time.Since(start) < 5*idle; n++ {
+		screened := s.post(t, screenedSess, screenedCall("s"))
+		ordinary := s.post(t, ordinarySess, ordinaryCall("o"))
+		if ordinary.status != http.StatusOK {
+			// Both sessions went as long without a request.
+			t.Skipf("after %v (%d calls each), the session with ordinary calls was closed too (%d %s): this machine paused for over %v; nothing to compare",
+				time.Since(start), n, ordinary.status, ordinary.raw, idle)
+		}
+		if screened.status != http.StatusOK || !strings.Contains(screened.raw, "too big") {
+			t.Fatalf("after %v (%d calls each), the session with screened calls answered %d %s, while the one with ordinary calls lives; want its tool error (the idle timeout is %v)",
+				time.Since(start), n, screened.status, screened.raw, idle)
+		}
 	}
 }

@@ -7,10 +7,14 @@
 // It answers as the stdio transport does: every request body is checked by
 // package frame before go-sdk reads it (size, ids, envelope) and refused
 // with the same JSON-RPC errors, as are unknown methods and notifications
-// sent with an id; a call refused for its arguments (Options.Screen) is
-// answered with the tool's own error, never handed to go-sdk. It bounds what clients hold: idle sessions are closed,
-// live ones capped, requests must arrive within ReadTimeout, and at
-// shutdown the calls in flight are answered before connections close.
+// sent with an id. A call refused for its arguments (Options.Screen) is
+// answered with the tool's own error, its params never handed to go-sdk;
+// go-sdk still checks the request first, as it checks every POST (a ping
+// with the call's id goes in its place), and refuses it the same way; that
+// ping also counts as the session's activity. It bounds what clients hold:
+// idle sessions are closed, live ones capped, requests must arrive within
+// ReadTimeout, and at shutdown the calls in flight are answered before
+// connections close.
 //
 // It does not do TLS, OAuth or remote access: a token that leaks gives the
 // tmux surface to any local process that reads it, so it is printed only to
@@ -119,7 +123,8 @@ type Options struct {
 	// answer (a wait answers cancelled) before connections close.
 	StopHandlers func()
 	// Screen answers the calls refused for their arguments before go-sdk
-	// reads them (see frame.Screen); none when nil.
+	// reads them (see frame.Screen), once go-sdk has taken their headers
+	// and session; none when nil.
 	Screen *frame.Screen
 	Logger *slog.Logger // none when nil
 }
