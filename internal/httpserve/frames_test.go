@@ -413,19 +413,29 @@ func TestScreenedCallsMeetGoSDKChecks(t *testing.T) {
 func TestScreenedCallsKeepTheSessionAlive(t *testing.T) {
 	const idle = 300 * time.Millisecond
 	s := serveWith(t, Options{SessionIdle: idle, Screen: screenBig()})
-	screenedSess, ordinarySess := s.initialize(t), s.initialize(t)
-	start := time.Now()
-	for n := 1; time.Since(start) < 5*idle; n++ {
-		screened := s.post(t, screenedSess, screenedCall("s"))
-		ordinary := s.post(t, ordinarySess, ordinaryCall("o"))
-		if ordinary.status != http.StatusOK {
-			// Both sessions went as long without a request.
-			t.Skipf("after %v (%d calls each), the session with ordinary calls was closed too (%d %s): this machine paused for over %v; nothing to compare",
-				time.Since(start), n, ordinary.status, ordinary.raw, idle)
+	// A machine that stalls for longer than idle closes both sessions: a
+	// round with nothing to compare is tried again, three times at most.
+	for round := 1; round <= 3; round++ {
+		screenedSess, ordinarySess := s.initialize(t), s.initialize(t)
+		start := time.Now()
+		compared := true
+		for n := 1; compared && time.Since(start) < 5*idle; n++ {
+			screened := s.post(t, screenedSess, screenedCall("s"))
+			ordinary := s.post(t, ordinarySess, ordinaryCall("o"))
+			if ordinary.status != http.StatusOK {
+				t.Logf("round %d: after %v (%d calls each), the session with ordinary calls was closed too (%d %s): the machine paused for over %v",
+					round, time.Since(start), n, ordinary.status, ordinary.raw, idle)
+				compared = false
+				continue
+			}
+			if screened.status != http.StatusOK || !strings.Contains(screened.raw, "too big") {
+				t.Fatalf("after %v (%d calls each), the session with screened calls answered %d %s, while the one with ordinary calls lives; want its tool error (the idle timeout is %v)",
+					time.Since(start), n, screened.status, screened.raw, idle)
+			}
 		}
-		if screened.status != http.StatusOK || !strings.Contains(screened.raw, "too big") {
-			t.Fatalf("after %v (%d calls each), the session with screened calls answered %d %s, while the one with ordinary calls lives; want its tool error (the idle timeout is %v)",
-				time.Since(start), n, screened.status, screened.raw, idle)
+		if compared {
+			return
 		}
 	}
+	t.Fatalf("in three rounds, the session with ordinary calls was closed as idle while in use: nothing could be compared")
 }
