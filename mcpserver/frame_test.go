@@ -8,7 +8,7 @@ import (
 
 func TestFrameNeverContainsItsMarkers(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "sh"} {
-		f, err := newFrame("/usr/bin/tmux", "/tmp/s", "echo hi", shell)
+		f, err := newFrame("/usr/bin/tmux", "/tmp/s", "%1", "echo hi", shell)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -20,7 +20,7 @@ func TestFrameNeverContainsItsMarkers(t *testing.T) {
 		if !strings.HasPrefix(f.line, " ") {
 			t.Errorf("%s: the typed line does not start with a space (kept out of histories)", shell)
 		}
-		g, err := newFrame("/usr/bin/tmux", "/tmp/s", "echo hi", shell)
+		g, err := newFrame("/usr/bin/tmux", "/tmp/s", "%1", "echo hi", shell)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +29,7 @@ func TestFrameNeverContainsItsMarkers(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"/tmp/it's", "/tmp/$HOME", "/tmp/a\"b", "/tmp/a\\b", "/tmp/`x`"} {
-		if _, err := newFrame("/usr/bin/tmux", bad, "true", "bash"); err == nil {
+		if _, err := newFrame("/usr/bin/tmux", bad, "%1", "true", "bash"); err == nil {
 			t.Errorf("socket %q: accepted; want a refusal", bad)
 		}
 	}

@@ -226,3 +226,41 @@ func statusOf(r runShellCommandResult) any {
 	}
 	return *r.ExitStatus
 }
+
+// Without the pane's view (LIBTMUX_MCP_LIVE=0, or no control connection),
+// the exit status still never depends on the screen: the frame's exit trap
+// stores it in a pane option that the completion waiter reads.
+func TestRunShellCommandProcessPathStatus(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			ts := tmuxtest.Start(t)
+			pane := shellPane(t, ts, shell)
+			ts.Run("set-option", "-t", pane, "history-limit", "100")
+			cs := connect(t, ts, Deps{Limits: Limits{Live: false}})
+			for _, st := range []struct {
+				command string
+				status  int
+				last    string // the output's last line
+			}{
+				{"TERM=xterm-256color clear", 0, ""},
+				{"clear; echo after; exit 3", 3, "after"},
+				{`printf '\033[H\033[2J\033[3J'; echo three; false`, 1, "three"},
+				{`printf '\033[?1049h\033[Hfull screen\r\n'; exit 4`, 4, ""},
+				{"seq 1 500; exit 7", 7, "500"},
+				{`echo lt0123456789ab-e:0; exit 5`, 5, "lt0123456789ab-e:0"},
+			} {
+				got := runCmd(t, cs, map[string]any{"paneId": pane, "command": st.command, "timeoutMs": 15000})
+				wantStatus(t, st.command, got, st.status)
+				if n := len(got.Output); st.last != "" && (n == 0 || got.Output[n-1] != st.last) {
+					t.Errorf("%s: output %q; want it to end with %q", st.command, got.Output, st.last)
+				}
+				if strings.Contains(got.Note, "died") {
+					t.Errorf("%s: note %q says the pane died", st.command, got.Note)
+				}
+			}
+			if v := ts.Run("show-options", "-p", "-t", pane, "-v", statusOption); !strings.Contains(v, ":5") {
+				t.Errorf("the pane's %s holds %q; want the last run's nonce and status 5", statusOption, v)
+			}
+		})
+	}
+}

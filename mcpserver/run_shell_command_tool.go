@@ -102,7 +102,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	if err != nil {
 		return runShellCommandResult{}, fmt.Errorf("find the tmux program for the completion signal: %w", err)
 	}
-	f, err := newFrame(exe, c.snap.Server.SocketPath, in.Command, shell)
+	f, err := newFrame(exe, c.snap.Server.SocketPath, in.PaneID, in.Command, shell)
 	if err != nil {
 		return runShellCommandResult{}, err
 	}
@@ -129,13 +129,18 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 		return runShellCommandResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
 	s.noteTyped(in.PaneID, f.line)
+	// The waiter reads the status the frame's exit trap stored in a pane
+	// option before it signalled, so the status never depends on the screen.
 	signalled := make(chan error, 1)
+	var option string // the waiter's output: the option's value
 	go func() {
-		_, err := s.tmux.RunFor(wctx, w.effective+time.Second, "wait-for", f.channel)
+		out, err := s.tmux.RunFor(wctx, w.effective+time.Second, "wait-for", f.channel, ";", "show-options", "-p", "-t", in.PaneID, "-v", statusOption)
+		option = out
 		signalled <- err
 	}()
 
 	outcome := ""
+	status, haveStatus := 0, false
 	for outcome == "" {
 		select {
 		case err := <-signalled:
@@ -146,7 +151,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 				}
 				break
 			}
-			// wait-for also returns when the server dies: the capture tells.
+			status, haveStatus = f.storedStatus(option)
 			outcome = "completed"
 		case <-watch.wake:
 			if s.paneGone(ctx, in.PaneID) {
@@ -174,7 +179,11 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	if outcome == "completed" {
 		settle(ctx, c.pane.PID)
 	}
-	s.frameResult(ctx, in.PaneID, f, start, guess, &res)
+	var stored *int
+	if haveStatus {
+		stored = &status
+	}
+	s.frameResult(ctx, in.PaneID, f, start, guess, stored, &res)
 	if in.TimeoutMs != nil && *in.TimeoutMs > w.ms() {
 		res.Note = strings.TrimPrefix(res.Note+"; "+fmt.Sprintf("timeoutMs %d was clamped to %d, the wait ceiling (LIBTMUX_MCP_WAIT_MAX_MS)", *in.TimeoutMs, w.ms()), "; ")
 	}
@@ -196,8 +205,10 @@ func settle(ctx context.Context, pid int) {
 }
 
 // frameResult fills res from the pane: the lines strictly between the
-// frame's markers, the exit status and a cursor.
-func (s *server) frameResult(ctx context.Context, pane string, f frame, start int, guess tmux.Position, res *runShellCommandResult) {
+// frame's markers, the exit status and a cursor. stored, when not nil, is
+// the status the frame's exit trap stored: it stands whatever the screen
+// kept of the run.
+func (s *server) frameResult(ctx context.Context, pane string, f frame, start int, guess tmux.Position, stored *int, res *runShellCommandResult) {
 	capture := func(from int, guess tmux.Position) (tmux.Rows, []string, error) {
 		q, err := tmux.NewRowsQuery(pane, from, guess, true)
 		if err != nil {
@@ -224,15 +235,20 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 		return
 	}
 	out, status, sawStart, sawEnd := f.parse(joined)
-	if (!sawStart || !sawEnd) && rows.HistorySize+rows.Height >= rows.HistoryLimit-rows.Trim() {
+	if (!sawStart || !sawEnd) && (stored != nil || rows.HistorySize+rows.Height >= rows.HistoryLimit-rows.Trim()) {
 		// tmux dropped old history during the command, moving every row up
-		// by whole trims: read the whole history once.
+		// by whole trims, or the screen was cleared (the command ended, so
+		// its status line was printed): read the whole history once. What
+		// it holds is all from after the begin marker, when that is gone.
 		if r, j, err := capture(0, rows.Position); err == nil {
 			rows, joined = r, j
 			out, status, sawStart, sawEnd = f.parse(joined)
 		}
 	}
-	if res.Outcome == "completed" && !sawEnd {
+	switch {
+	case res.Outcome == "completed" && stored != nil:
+		status = *stored
+	case res.Outcome == "completed" && !sawEnd:
 		// The signal came but no status line: the server or pane ended.
 		res.Outcome = outcomePaneDied
 	}
@@ -254,7 +270,7 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 		notes = append(notes, "the wait was cancelled; the command may still be running")
 	}
 	if !sawStart {
-		notes = append(notes, "the start of the output left tmux's history (history-limit); older lines are lost")
+		notes = append(notes, "the start of the output is no longer in the pane (the screen was cleared, or the output was longer than history-limit): older lines are lost")
 	}
 	if res.DroppedLines > 0 || res.DroppedChars > 0 {
 		notes = append(notes, "older output was left out to stay within the read budget")
@@ -287,6 +303,23 @@ type frame struct {
 	begin   string // the line printed before the command's output
 	end     string // the status line's prefix; the status follows it
 	channel string
+	nonce   string
+}
+
+// statusOption is the pane option where a frame's exit trap stores
+// "<nonce>:<status>" for the server to read (process path only).
+const statusOption = "@libtmux_mcp_status"
+
+// storedStatus reads the status the frame's exit trap stored (the waiter's
+// output: the option's value); ok is false when the value is another
+// run's or not a status.
+func (f frame) storedStatus(value string) (status int, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(value), f.nonce+":")
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil
 }
 
 // newFrame frames command for a POSIX shell. The markers are printed from
@@ -294,7 +327,7 @@ type frame struct {
 // contains a marker: only the printed lines can equal one. The command runs
 // in an inner subshell of an outer subshell whose exit trap prints the
 // status and signals the channel; exit, cd and export stay inside.
-func newFrame(exe, socket, command, shell string) (frame, error) {
+func newFrame(exe, socket, pane, command, shell string) (frame, error) {
 	for _, v := range []struct{ what, value string }{{"tmux program", exe}, {"socket path", socket}} {
 		if strings.ContainsAny(v.value, "'\"\\$`!") {
 			return frame{}, fmt.Errorf("the %s %q contains a quote, backslash, $, ` or !, which the command frame cannot carry; use a plainer path", v.what, v.value)
@@ -307,10 +340,14 @@ func newFrame(exe, socket, command, shell string) (frame, error) {
 	if err != nil {
 		return frame{}, err
 	}
-	f := frame{begin: nonce + "-s", end: nonce + "-e:", channel: "ltmcp-" + nonce}
+	if !tmux.ValidPaneID(pane) {
+		return frame{}, fmt.Errorf("pane id %q is not of the form %%N", pane)
+	}
+	f := frame{begin: nonce + "-s", end: nonce + "-e:", channel: "ltmcp-" + nonce, nonce: nonce}
 	// A leading space keeps the line out of histories that ignore such
-	// lines (HIST_IGNORE_SPACE, HISTCONTROL=ignorespace).
-	f.line = " ( \\trap 'st=$?; " + printf + " \"\\n%s%s\\n\" " + nonce + " \"-e:$st\"; \"" + exe + "\" -S \"" + socket + "\" wait-for -S " + f.channel + "; \\exit 0' 0; " +
+	// lines (HIST_IGNORE_SPACE, HISTCONTROL=ignorespace). The exit trap
+	// stores the status in the pane's option and signals, in one tmux call.
+	f.line = " ( \\trap 'st=$?; " + printf + " \"\\n%s%s\\n\" " + nonce + " \"-e:$st\"; \"" + exe + "\" -S \"" + socket + "\" set-option -p -t " + pane + " " + statusOption + " \"" + nonce + ":$st\" \\; wait-for -S " + f.channel + "; \\exit 0' 0; " +
 		printf + " '%s%s\\n' " + nonce + " -s; ( \\eval " + quoted + " ) )"
 	return f, nil
 }
