@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -74,10 +75,12 @@ func (s *server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in paste
 	}
 	// The second check, just before the paste: the pane may have changed
 	// (died, entered a mode, been watched) while the buffer was loaded.
-	if _, err := s.protect(ctx, "pane", in.PaneID, in.Force, forPaste); err != nil {
+	c, err := s.protect(ctx, "pane", in.PaneID, in.Force, forPaste)
+	if err != nil {
 		return pasteTextResult{}, err
 	}
 	defer s.inputTo(in.PaneID)()
+	prompts := s.atPrompts(c)
 	flags := "-d"
 	if in.Bracketed {
 		flags = "-dp"
@@ -94,6 +97,13 @@ func (s *server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in paste
 	}
 	pasted = true
 	s.noteTyped(in.PaneID, in.Text)
+	// What stays on the command line: all of a bracketed paste, else what
+	// follows the last newline (the lines before it were entered).
+	rest := in.Text
+	if i := strings.LastIndexByte(rest, '\n'); i >= 0 && !in.Bracketed {
+		rest = rest[i+1:]
+	}
+	s.noteUnentered([]string{in.PaneID}, keyInput{Text: rest, Enter: in.Enter || rest == ""}, prompts)
 	return pasteTextResult{PaneID: in.PaneID, Bytes: len(in.Text)}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/fgproc"
+	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -76,6 +77,13 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 		return runShellCommandResult{}, fmt.Errorf("command is %d bytes; at most %d can be typed; put longer scripts in a file and run that", len(in.Command), maxCommandBytes)
 	case strings.ContainsRune(in.Command, 0):
 		return runShellCommandResult{}, errors.New("command contains a NUL byte, which a terminal cannot carry; remove it")
+	}
+	var view *live.View
+	if s.live != nil {
+		view = s.live.Lookup(in.PaneID)
+	}
+	if err := s.unentered.refusal(in.PaneID, view); err != nil {
+		return runShellCommandResult{}, err
 	}
 	run, busy := s.runs.claim(in.PaneID, in.Command)
 	if busy != nil {

@@ -51,8 +51,10 @@ func (s *server) sendKeysBatch(ctx context.Context, _ *mcp.CallToolRequest, in s
 		// A fresh check per row: an earlier row's check authorizes nothing
 		// later (the earlier input may itself have changed the pane).
 		c, err := s.protect(ctx, "pane", row.PaneID, in.Force, forInput)
+		var prompts map[string]bool
 		if err == nil {
 			end := s.inputTo(c.cohort...)
+			prompts = s.atPrompts(c)
 			err = s.send(ctx, row, args[i])
 			end()
 		}
@@ -60,6 +62,7 @@ func (s *server) sendKeysBatch(ctx context.Context, _ *mcp.CallToolRequest, in s
 			return sendKeysBatchResult{}, fmt.Errorf("row %d: %w; %s", i, err, sentRows(i, len(in.Rows)))
 		}
 		s.noteTypedAll(c.cohort, row.Text)
+		s.noteUnentered(c.cohort, row, prompts)
 		res.Rows = append(res.Rows, sendKeysResult{PaneID: row.PaneID, Cohort: c.cohort})
 	}
 	return res, nil

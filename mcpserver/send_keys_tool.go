@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
+	"strings"
 
+	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,11 +40,37 @@ func (s *server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKe
 		return sendKeysResult{}, err
 	}
 	defer s.inputTo(c.cohort...)()
+	prompts := s.atPrompts(c)
 	if err := s.send(ctx, in.keyInput, args); err != nil {
 		return sendKeysResult{}, err
 	}
 	s.noteTypedAll(c.cohort, in.Text)
+	s.noteUnentered(c.cohort, in.keyInput, prompts)
 	return sendKeysResult{PaneID: in.PaneID, Cohort: c.cohort}, nil
+}
+
+// atPrompts tells, for each pane of c's cohort, whether its shell is at
+// its prompt (so that input goes to the shell's command line).
+func (s *server) atPrompts(c checked) map[string]bool {
+	at := map[string]bool{}
+	for _, pn := range c.snap.Panes {
+		if slices.Contains(c.cohort, pn.ID) {
+			at[pn.ID] = shells[strings.TrimPrefix(pn.CurrentCommand, "-")] && atPrompt(pn.PID)
+		}
+	}
+	return at
+}
+
+// noteUnentered records what in left on the command lines of panes (see
+// unentered); prompts says which were at their shell's prompt before it.
+func (s *server) noteUnentered(panes []string, in keyInput, prompts map[string]bool) {
+	for _, p := range panes {
+		var v *live.View
+		if s.live != nil {
+			v = s.live.Lookup(p)
+		}
+		s.unentered.typed(p, in, prompts[p], v)
+	}
 }
 
 // noteTypedAll tells wait_for_text that text was typed into each pane, so

@@ -100,6 +100,8 @@ type server struct {
 	blocking chan struct{}
 	runs     runs   // run_shell_command's framed commands
 	guards   guards // what the last passed check of each pane for a command saw
+	// unentered is input typed at a shell's prompt without Enter.
+	unentered unentered
 }
 
 // New returns the MCP server for d, with the selected tools registered. It

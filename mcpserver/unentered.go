@@ -1,0 +1,97 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/libtmux/libtmux-mcp/live"
+)
+
+// unentered remembers, for each pane, input this server typed into a shell
+// at its prompt without entering it (send_keys or paste_text without
+// Enter): the shell's command line still holds it, and a command that
+// run_shell_command typed there would join it, running it with the
+// command's text as arguments. run_shell_command refuses such a pane until
+// the line is entered or cleared.
+type unentered struct {
+	mu     sync.Mutex
+	byPane map[string]unenteredInput
+}
+
+type unenteredInput struct {
+	text string
+	at   time.Time
+	// The pane's view then, when it had one: a line the pane finished
+	// since (the line was entered, by anyone) ends the record.
+	epoch  string
+	newest uint64
+}
+
+// lineEnds are the keys after which a shell's command line is empty: it
+// was entered, interrupted or cleared.
+var lineEnds = map[string]bool{"Enter": true, "C-m": true, "C-j": true, "C-c": true, "C-u": true}
+
+// typed records what in (sent to pane, whose shell was at its prompt
+// when atPrompt) left on the shell's command line.
+func (u *unentered) typed(pane string, in keyInput, atPrompt bool, view *live.View) {
+	switch {
+	case !atPrompt, in.Enter:
+		u.forget(pane)
+	case in.Text != "":
+		u.keep(pane, in.Text, view)
+	case len(in.Keys) > 0:
+		last, _ := parseKey(in.Keys[len(in.Keys)-1])
+		if lineEnds[last] {
+			u.forget(pane)
+			return
+		}
+		u.keep(pane, strings.Join(in.Keys, " "), view)
+	}
+}
+
+func (u *unentered) keep(pane, text string, view *live.View) {
+	rec := unenteredInput{text: text, at: time.Now()}
+	if view != nil {
+		rec.epoch = view.Epoch()
+		view.Read(func(l *live.Lines) { rec.newest = l.Newest() })
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.byPane == nil || len(u.byPane) >= maxGuards {
+		u.byPane = map[string]unenteredInput{}
+	}
+	u.byPane[pane] = rec
+}
+
+func (u *unentered) forget(pane string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.byPane, pane)
+}
+
+// refusal says why a command must not be typed into pane now, or nil. view
+// is the pane's view, when it has one.
+func (u *unentered) refusal(pane string, view *live.View) error {
+	u.mu.Lock()
+	rec, ok := u.byPane[pane]
+	u.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if view != nil && view.Epoch() == rec.epoch {
+		var newest uint64
+		view.Read(func(l *live.Lines) { newest = l.Newest() })
+		if newest > rec.newest {
+			u.forget(pane) // the line was entered since
+			return nil
+		}
+	}
+	text := rec.text
+	if len([]rune(text)) > 60 {
+		text = string([]rune(text)[:60]) + "…"
+	}
+	return fmt.Errorf("unentered_input: pane %s's command line may still hold %q, typed by this server without Enter %s ago; a command typed now would join it and run it. Enter it (send_keys {\"paneId\":%q,\"keys\":[\"Enter\"]}) or clear it (keys [\"C-u\"]), then call again",
+		pane, text, time.Since(rec.at).Round(time.Second), pane)
+}
