@@ -43,6 +43,10 @@ func (u *unentered) typed(pane string, in keyInput, atPrompt bool, view *live.Vi
 		u.keep(pane, in.Text, view)
 	case len(in.Keys) > 0:
 		last, _ := parseKey(in.Keys[len(in.Keys)-1])
+		if len(last) == 3 && strings.HasPrefix(last, "C-") {
+			last = strings.ToLower(last) // tmux reads C-U as C-u
+			last = "C-" + last[2:]
+		}
 		if lineEnds[last] {
 			u.forget(pane)
 			return

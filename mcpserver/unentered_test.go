@@ -27,7 +27,7 @@ func TestRunShellCommandRefusesUnenteredInput(t *testing.T) {
 			if screen := ts.Capture(pane); strings.Count(screen, "ran-42") != 1 {
 				t.Errorf("the refused command ran:\n%s", screen)
 			}
-			call(t, cs, "send_keys", map[string]any{"paneId": pane, "keys": []string{"C-u"}}, nil)
+			call(t, cs, "send_keys", map[string]any{"paneId": pane, "keys": []string{"C-U"}}, nil) // tmux reads C-U as C-u
 			got := runCmd(t, cs, run)
 			wantStatus(t, "after C-u", got, 0)
 			if strings.Join(got.Output, "|") != "ran-42" {
