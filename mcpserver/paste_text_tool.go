@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -97,13 +96,7 @@ func (s *server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in paste
 	}
 	pasted = true
 	s.noteTyped(in.PaneID, in.Text)
-	// What stays on the command line: all of a bracketed paste, else what
-	// follows the last newline (the lines before it were entered).
-	rest := in.Text
-	if i := strings.LastIndexByte(rest, '\n'); i >= 0 && !in.Bracketed {
-		rest = rest[i+1:]
-	}
-	s.noteUnentered([]string{in.PaneID}, keyInput{Text: rest, Enter: in.Enter || rest == ""}, prompts)
+	s.noteUnentered([]string{in.PaneID}, keyInput{Text: in.Text, Enter: in.Enter}, in.Bracketed, prompts)
 	return pasteTextResult{PaneID: in.PaneID, Bytes: len(in.Text)}, nil
 }
 

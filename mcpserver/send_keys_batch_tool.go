@@ -62,7 +62,7 @@ func (s *server) sendKeysBatch(ctx context.Context, _ *mcp.CallToolRequest, in s
 			return sendKeysBatchResult{}, fmt.Errorf("row %d: %w; %s", i, err, sentRows(i, len(in.Rows)))
 		}
 		s.noteTypedAll(c.cohort, row.Text)
-		s.noteUnentered(c.cohort, row, prompts)
+		s.noteUnentered(c.cohort, row, false, prompts)
 		res.Rows = append(res.Rows, sendKeysResult{PaneID: row.PaneID, Cohort: c.cohort})
 	}
 	return res, nil

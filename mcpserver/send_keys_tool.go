@@ -45,7 +45,7 @@ func (s *server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKe
 		return sendKeysResult{}, err
 	}
 	s.noteTypedAll(c.cohort, in.Text)
-	s.noteUnentered(c.cohort, in.keyInput, prompts)
+	s.noteUnentered(c.cohort, in.keyInput, false, prompts)
 	return sendKeysResult{PaneID: in.PaneID, Cohort: c.cohort}, nil
 }
 
@@ -61,15 +61,16 @@ func (s *server) atPrompts(c checked) map[string]bool {
 	return at
 }
 
-// noteUnentered records what in left on the command lines of panes (see
-// unentered); prompts says which were at their shell's prompt before it.
-func (s *server) noteUnentered(panes []string, in keyInput, prompts map[string]bool) {
+// noteUnentered records what in (in a bracketed paste, when bracketed)
+// left on the command lines of panes (see unentered); prompts says which
+// were at their shell's prompt before it.
+func (s *server) noteUnentered(panes []string, in keyInput, bracketed bool, prompts map[string]bool) {
 	for _, p := range panes {
 		var v *live.View
 		if s.live != nil {
 			v = s.live.Lookup(p)
 		}
-		s.unentered.typed(p, in, prompts[p], v)
+		s.unentered.typed(p, in, bracketed, prompts[p], v)
 	}
 }
 

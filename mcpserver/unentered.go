@@ -34,8 +34,14 @@ type unenteredInput struct {
 var lineEnds = map[string]bool{"Enter": true, "C-m": true, "C-j": true, "C-c": true, "C-u": true}
 
 // typed records what in (sent to pane, whose shell was at its prompt
-// when atPrompt) left on the shell's command line.
-func (u *unentered) typed(pane string, in keyInput, atPrompt bool, view *live.View) {
+// when atPrompt) left on the shell's command line. Text is typed as a
+// terminal types it: a newline or carriage return enters what came before
+// it, except inside a bracketed paste.
+func (u *unentered) typed(pane string, in keyInput, bracketed, atPrompt bool, view *live.View) {
+	if i := strings.LastIndexAny(in.Text, "\n\r"); i >= 0 && !bracketed {
+		in.Text = in.Text[i+1:]
+		in.Enter = in.Enter || in.Text == ""
+	}
 	switch {
 	case !atPrompt, in.Enter:
 		u.forget(pane)

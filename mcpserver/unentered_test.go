@@ -34,6 +34,15 @@ func TestRunShellCommandRefusesUnenteredInput(t *testing.T) {
 				t.Errorf("after C-u: output %q; want [ran-42] (nothing of the cleared text)", got.Output)
 			}
 
+			// A newline in the text enters the line before it, which a
+			// server without the pane's view (LIBTMUX_MCP_LIVE=0) knows from
+			// the text alone.
+			noView := connect(t, ts, Deps{Limits: Limits{Live: false}})
+			call(t, noView, "send_keys", map[string]any{"paneId": pane, "text": "echo typed-with-newline\n"}, nil)
+			ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\ntyped-with-newline") })
+			tmuxtest.Eventually(t, 15*time.Second, "the shell back at its prompt", func() bool { return atPrompt(paneShellPID(t, ts, pane)) })
+			wantStatus(t, "after text ending in a newline", runCmd(t, noView, run), 0)
+
 			// Entered by someone else (a person's Enter): the pane's view
 			// sees the line finish, and the record ends.
 			call(t, cs, "paste_text", map[string]any{"paneId": pane, "text": "echo pasted-then-entered"}, nil)
