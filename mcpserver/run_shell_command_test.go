@@ -258,8 +258,17 @@ func TestRunShellCommandProcessPathStatus(t *testing.T) {
 					t.Errorf("%s: note %q says the pane died", st.command, got.Note)
 				}
 			}
-			if v := ts.Run("show-options", "-p", "-t", pane, "-v", statusOption); !strings.Contains(v, ":5") {
-				t.Errorf("the pane's %s holds %q; want the last run's nonce and status 5", statusOption, v)
+			// A second call while one runs is refused; without the view a
+			// run has no handle to wait on, and the refusal does not offer one.
+			first := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "sleep 2; exit 6"})
+			ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "sleep 2; exit 6") }) // typed, so claimed
+			msg := callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, "run_in_progress")
+			if strings.Contains(msg, `"handle"`) || !strings.Contains(msg, "capture_pane") {
+				t.Errorf("refusal without the view: %q; want it to point at capture_pane, not at a handle", msg)
+			}
+			wantStatus(t, "sleep 2; exit 6", receive(t, first, 20*time.Second), 6)
+			if v := ts.Run("show-options", "-p", "-t", pane, "-v", statusOption); !strings.Contains(v, ":6") {
+				t.Errorf("the pane's %s holds %q; want the last run's nonce and status 6", statusOption, v)
 			}
 		})
 	}

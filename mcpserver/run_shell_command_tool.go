@@ -87,7 +87,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	run, busy := s.runs.claim(in.PaneID, in.Command)
 	if busy != nil {
-		return runShellCommandResult{}, busyError(busy)
+		return runShellCommandResult{}, busyError(busy, s.live != nil)
 	}
 	run.release = func() {}
 	if s.live != nil {

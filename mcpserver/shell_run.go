@@ -104,13 +104,19 @@ func (r *runs) lookup(handle string) *shellRun {
 }
 
 // busyError is the refusal of a run on a pane that has one in flight.
-func busyError(o *shellRun) error {
+// Without the pane's view (handles says so) a run cannot be waited for by
+// its handle, so the refusal says how to watch it instead.
+func busyError(o *shellRun, handles bool) error {
 	cmd := o.command
 	if utf8.RuneCountInString(cmd) > 80 {
 		cmd = string([]rune(cmd)[:80]) + "…"
 	}
-	return fmt.Errorf("run_in_progress: pane %s is still running %q (handle %s, started %s ago); one command runs per pane at a time: wait for it with run_shell_command {\"paneId\":%q,\"handle\":%q}, or stop it with send_keys C-c, or use another pane",
-		o.pane, cmd, o.handle, time.Since(o.started).Round(time.Second), o.pane, o.handle)
+	wait := fmt.Sprintf("wait for it with run_shell_command {\"paneId\":%q,\"handle\":%q}", o.pane, o.handle)
+	if !handles {
+		wait = "watch it with capture_pane"
+	}
+	return fmt.Errorf("run_in_progress: pane %s is still running %q (handle %s, started %s ago); one command runs per pane at a time: %s, or stop it with send_keys C-c, or use another pane",
+		o.pane, cmd, o.handle, time.Since(o.started).Round(time.Second), wait)
 }
 
 // onLine follows the view's lines for the run's markers. It runs inside
