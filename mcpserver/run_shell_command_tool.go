@@ -148,7 +148,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	}()
 
 	outcome := ""
-	status, haveStatus := 0, false
+	var stored *int // the status the exit trap stored
 	for outcome == "" {
 		select {
 		case err := <-signalled:
@@ -159,7 +159,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 				}
 				break
 			}
-			status, haveStatus = f.storedStatus(option)
+			stored = f.storedStatus(option)
 			outcome = "completed"
 		case <-watch.wake:
 			if s.paneGone(ctx, in.PaneID) {
@@ -186,10 +186,6 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	if outcome == "completed" {
 		settle(ctx, c.pane.PID)
-	}
-	var stored *int
-	if haveStatus {
-		stored = &status
 	}
 	s.frameResult(ctx, in.PaneID, f, start, guess, stored, &res)
 	if in.TimeoutMs != nil && *in.TimeoutMs > w.ms() {
@@ -319,15 +315,18 @@ type frame struct {
 const statusOption = "@libtmux_mcp_status"
 
 // storedStatus reads the status the frame's exit trap stored (the waiter's
-// output: the option's value); ok is false when the value is another
-// run's or not a status.
-func (f frame) storedStatus(value string) (status int, ok bool) {
+// output: the option's value); nil when the value is another run's or not
+// a status.
+func (f frame) storedStatus(value string) *int {
 	rest, found := strings.CutPrefix(strings.TrimSpace(value), f.nonce+":")
 	if !found {
-		return 0, false
+		return nil
 	}
 	n, err := strconv.Atoi(rest)
-	return n, err == nil
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // newFrame frames command for a POSIX shell. The markers are printed from
