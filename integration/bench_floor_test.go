@@ -94,11 +94,11 @@ func bareOutput(r io.Reader, pane string) <-chan string {
 }
 
 // bareRun pastes the zsh frame that run_shell_command types for
-// `seq 1 2000` (see newStreamFrame: eval of the whole subshell, one fork)
-// into pane over the control client, and
+// `seq 1 2000` (see newStreamFrame: eval of the whole subshell, one fork,
+// HASH_DIRS off in it) into pane over the control client, and
 // returns the time until its status line shows in the pane's output.
 func bareRun(b *testing.B, in io.Writer, output <-chan string, pane, nonce string, show func() string) time.Duration {
-	line := " builtin printf '%s%s\\n' " + nonce + " -s; \\eval $'( seq 1 2000\\n)'; builtin printf '\\n%s%s%s\\n' " + nonce + " -e: $?"
+	line := " builtin echo " + nonce + "''-s;\\eval $'( builtin setopt nohashdirs;seq 1 2000\\012)';builtin echo $'\\n'" + nonce + "''-e:$?"
 	quoted := "'" + strings.ReplaceAll(line, "'", `'\''`) + "'"
 	want := nonce + "-e:0"
 	deadline := time.NewTimer(10 * time.Second)

@@ -355,7 +355,7 @@ func newFrame(exe, socket, pane, command, shell string) (frame, error) {
 	// lines (HIST_IGNORE_SPACE, HISTCONTROL=ignorespace). The exit trap
 	// stores the status in the pane's option and signals, in one tmux call.
 	f.line = " ( \\trap 'st=$?; " + printf + " \"\\n%s%s\\n\" " + nonce + " \"-e:$st\"; \"" + exe + "\" -S \"" + socket + "\" set-option -p -t " + pane + " " + statusOption + " \"" + nonce + ":$st\" \\; wait-for -S " + f.channel + "; \\exit 0' 0; " +
-		printf + " '%s%s\\n' " + nonce + " -s; ( \\eval " + quoted + " ) )"
+		printf + " '%s%s\\n' " + nonce + " -s; ( " + subshellSetup(shell) + "\\eval " + quoted + " ) )"
 	return f, nil
 }
 
