@@ -20,6 +20,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
@@ -27,7 +28,7 @@ import (
 
 // Conn is a control-mode connection; *tmux.Control is one.
 type Conn interface {
-	Subscribe(buf int) (<-chan tmux.Event, func())
+	SubscribeNotices(buf int) (<-chan tmux.Event, func())
 	Command(ctx context.Context, args ...string) (string, error)
 	CommandList(ctx context.Context, mark func(out string), cmds ...[]string) (string, error)
 	OnOutput(fn func(pane string, data []byte))
@@ -59,6 +60,8 @@ type Pool struct {
 	sessions map[string]*session
 	closed   bool
 	wg       sync.WaitGroup // fan-out goroutines
+
+	outputWatches atomic.Int32 // watches woken by their pane's output
 }
 
 // New returns a pool that opens connections with dial and closes each
@@ -123,6 +126,9 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 	}
 	w := &Watch{p: p, s: s, pane: pane, output: output, wake: make(chan struct{}, 1), ended: make(chan struct{})}
 	s.watches[w] = struct{}{}
+	if output {
+		p.outputWatches.Add(1)
+	}
 	if s.idle != nil {
 		s.idle.Stop()
 		s.idle = nil
@@ -133,7 +139,10 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 		// The dial outlives this caller's ctx: other watches may share it.
 		conn, err := p.dial(context.WithoutCancel(ctx), sessionID)
 		if err == nil {
-			conn.OnOutput(p.tap)
+			conn.OnOutput(func(pane string, data []byte) {
+				p.tap(pane, data)
+				p.wakeOutput(s, pane)
+			})
 		}
 		p.mu.Lock()
 		s.conn, s.err = conn, err
@@ -143,7 +152,7 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 			s.err = ErrClosed
 			p.drop(s)
 		} else {
-			events, unsubscribe := conn.Subscribe(eventBuffer)
+			events, unsubscribe := conn.SubscribeNotices(eventBuffer)
 			p.wg.Add(1)
 			go p.fanOut(s, events, unsubscribe)
 		}
@@ -199,6 +208,9 @@ func (w *Watch) Close() {
 		p := w.p
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		if w.output {
+			p.outputWatches.Add(-1)
+		}
 		delete(w.s.watches, w)
 		s := w.s
 		if len(s.watches) == 0 && !s.gone && s.conn != nil {
@@ -237,7 +249,28 @@ func (p *Pool) drop(s *session) {
 	}
 }
 
-// fanOut wakes the watches of s for each event, until the connection ends.
+// wakeOutput wakes the watches of s that wait for pane's output. The
+// connection's reader calls it for each block the pane prints, after the
+// pane's view took the block: the output never goes through the fan-out's
+// channel.
+func (p *Pool) wakeOutput(s *session, pane string) {
+	if p.outputWatches.Load() == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for w := range s.watches {
+		if w.output && w.pane == pane {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// fanOut wakes the watches of s for each event but the panes' output
+// (wakeOutput), until the connection ends.
 func (p *Pool) fanOut(s *session, events <-chan tmux.Event, unsubscribe func()) {
 	defer p.wg.Done()
 	defer unsubscribe()
@@ -263,7 +296,7 @@ func (p *Pool) fanOut(s *session, events <-chan tmux.Event, unsubscribe func()) 
 // (with output) what it shows.
 func concerns(ev tmux.Event, pane string, output bool) bool {
 	switch ev.Kind {
-	case tmux.EventOutput, tmux.EventExtendedOutput, tmux.EventPaneModeChanged:
+	case tmux.EventPaneModeChanged: // output comes by wakeOutput
 		return output && ev.Pane == pane
 	case tmux.EventSubscriptionChanged:
 		return ev.Name == deadSubscription

@@ -42,8 +42,8 @@ func (f *fakeConn) sync(t *testing.T) {
 	}
 }
 
-func (f *fakeConn) Subscribe(int) (<-chan tmux.Event, func()) { return f.events, func() {} }
-func (f *fakeConn) Done() <-chan struct{}                     { return f.done }
+func (f *fakeConn) SubscribeNotices(int) (<-chan tmux.Event, func()) { return f.events, func() {} }
+func (f *fakeConn) Done() <-chan struct{}                            { return f.done }
 func (f *fakeConn) SubscribeFormat(_ context.Context, name, what, format string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -180,7 +180,7 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 		t.Errorf("Command over the shared connection: %q, %v", out, err)
 	}
 	c := d.conn("$1")
-	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%1", Data: []byte("x")}
+	c.output("%1", "x")
 	for i, w := range watches {
 		if !woken(t, c, w) {
 			t.Errorf("watch %d of %%1 not woken by its output", i)
@@ -191,7 +191,7 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 	}
 	// Many events, one pending wake-up: the channel coalesces.
 	for i := 0; i < 5; i++ {
-		c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%2"}
+		c.output("%2", "y")
 	}
 	if !woken(t, c, other) {
 		t.Fatal("no wake-up for %2")
@@ -201,7 +201,7 @@ func TestPoolSharesOneConnectionPerSession(t *testing.T) {
 	}
 	// A watch for the pane's end only is not woken by its output.
 	ends, _ := p.Watch(context.Background(), "$1", "%2", false)
-	c.events <- tmux.Event{Kind: tmux.EventOutput, Pane: "%2"}
+	c.output("%2", "z")
 	if !woken(t, c, other) || !quiet(t, c, ends) {
 		t.Error("output woke a watch that asked only for the pane's end")
 	}

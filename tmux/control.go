@@ -84,6 +84,7 @@ type Control struct {
 	smu        sync.Mutex
 	subs       map[*subscriber]struct{}
 	subsClosed bool
+	outputSubs atomic.Int32 // subscribers that take the panes' output
 
 	tap atomic.Pointer[func(pane string, data []byte)]
 

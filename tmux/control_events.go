@@ -9,9 +9,10 @@ import (
 // subscriber is one consumer of events. Its channel has one slot more than
 // asked for, kept for the EventLost marker.
 type subscriber struct {
-	ch   chan Event
-	size int
-	lost int // dropped since the last marker was queued; under smu
+	ch     chan Event
+	size   int
+	output bool // the panes' output is sent too
+	lost   int  // dropped since the last marker was queued; under smu
 }
 
 // Subscribe returns a channel of every notification, in tmux's order, and a
@@ -21,15 +22,30 @@ type subscriber struct {
 // marker (with the count) is queued behind them, so a consumer that falls
 // behind always learns it, and re-reads what it needs from tmux.
 func (cc *Control) Subscribe(buf int) (<-chan Event, func()) {
+	return cc.subscribe(buf, true)
+}
+
+// SubscribeNotices is Subscribe without the panes' output (%output and
+// %extended-output, which OnOutput's function still gets): for a consumer
+// that wakes on the other notifications, it saves a send and a wake-up for
+// every block a pane prints.
+func (cc *Control) SubscribeNotices(buf int) (<-chan Event, func()) {
+	return cc.subscribe(buf, false)
+}
+
+func (cc *Control) subscribe(buf int, output bool) (<-chan Event, func()) {
 	if buf < 1 {
 		buf = 1
 	}
-	s := &subscriber{ch: make(chan Event, buf+1), size: buf}
+	s := &subscriber{ch: make(chan Event, buf+1), size: buf, output: output}
 	cc.smu.Lock()
 	if cc.subsClosed {
 		close(s.ch)
 	} else {
 		cc.subs[s] = struct{}{}
+		if output {
+			cc.outputSubs.Add(1)
+		}
 	}
 	cc.smu.Unlock()
 	var once sync.Once
@@ -39,6 +55,9 @@ func (cc *Control) Subscribe(buf int) (<-chan Event, func()) {
 			defer cc.smu.Unlock()
 			if _, ok := cc.subs[s]; ok {
 				delete(cc.subs, s)
+				if output {
+					cc.outputSubs.Add(-1)
+				}
 				close(s.ch)
 			}
 		})
@@ -48,9 +67,16 @@ func (cc *Control) Subscribe(buf int) (<-chan Event, func()) {
 // publish hands ev to every subscriber without blocking. Only the reader
 // sends, so a length check followed by a send cannot block.
 func (cc *Control) publish(ev Event) {
+	output := ev.Kind == EventOutput || ev.Kind == EventExtendedOutput
+	if output && cc.outputSubs.Load() == 0 {
+		return
+	}
 	cc.smu.Lock()
 	defer cc.smu.Unlock()
 	for s := range cc.subs {
+		if output && !s.output {
+			continue
+		}
 		switch n := len(s.ch); {
 		case n < s.size:
 			s.ch <- ev

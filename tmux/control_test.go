@@ -202,6 +202,52 @@ func TestControlOutputIsUnescaped(t *testing.T) {
 	})
 }
 
+// SubscribeNotices leaves out the panes' output, and only that: the
+// output goes to OnOutput, the window's notifications to the channel, in
+// order behind it.
+func TestControlSubscribeNotices(t *testing.T) {
+	s, cc, pane := attach(t)
+	ctx := ctx10(t)
+	var mu sync.Mutex
+	var tapped []byte
+	cc.OnOutput(func(p string, data []byte) {
+		if p == pane {
+			mu.Lock()
+			tapped = append(tapped, data...)
+			mu.Unlock()
+		}
+	})
+	notices, stop := cc.SubscribeNotices(256)
+	defer stop()
+	all, stopAll := cc.Subscribe(256)
+	if _, err := cc.Command(ctx, "send-keys", "-t", pane, "echo notices-marker", "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	var seen []byte
+	next(t, all, func(ev tmux.Event) bool {
+		if ev.Kind == tmux.EventOutput && ev.Pane == pane {
+			seen = append(seen, ev.Data...)
+		}
+		return bytes.Contains(seen, []byte("notices-marker\r\n"))
+	})
+	stopAll() // the reader keeps feeding OnOutput with no output subscriber left
+	if _, err := cc.Command(ctx, "send-keys", "-t", pane, "echo after-stop", "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	win := strings.TrimSpace(s.Run("new-window", "-d", "-t", "=ctl:", "-P", "-F", "#{window_id}", "sh"))
+	next(t, notices, func(ev tmux.Event) bool {
+		if ev.Kind == tmux.EventOutput || ev.Kind == tmux.EventExtendedOutput {
+			t.Fatalf("SubscribeNotices sent the output of %s", ev.Pane)
+		}
+		return ev.Kind == tmux.EventWindowAdd && ev.Window == win
+	})
+	tmuxtest.Eventually(t, 10*time.Second, "the output reaching OnOutput", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return bytes.Contains(tapped, []byte("notices-marker\r\n")) && bytes.Contains(tapped, []byte("after-stop\r\n"))
+	}, func() string { mu.Lock(); defer mu.Unlock(); return fmt.Sprintf("OnOutput got %q", tapped) })
+}
+
 func TestControlWindowCloseAndExit(t *testing.T) {
 	s, cc, _ := attach(t)
 	events, stop := cc.Subscribe(256)
