@@ -84,7 +84,8 @@ func (t *typedTool[In, Out]) serve(s *server, mt *mcp.Tool) {
 		if err == nil {
 			var text string
 			if text, err = encodeJSON(out); err == nil {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil
+				// One encoding for both copies (as go-sdk's typed tools do).
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(text)}, nil
 			}
 			err = fmt.Errorf("encode the %s answer: %w", t.name, err)
 		}
