@@ -82,7 +82,10 @@ export class Tmux {
       TMUX_TMPDIR: this.dir,
       SHELL: 'zsh',
     };
-    process.on('exit', () => this.kill());
+    // Before shortTempDir's own handler removes the socket with the
+    // directory: kill-server needs the socket, and a server whose socket is
+    // gone outlives the run.
+    process.prependListener('exit', () => this.kill());
   }
   run(...args) {
     return execFileSync('tmux', ['-S', this.socket, '-f', this.config, ...args], { env: this.env, encoding: 'utf8' }).trimEnd();
