@@ -29,12 +29,7 @@ func BenchmarkStartupToToolsList(b *testing.B) {
 	ts := tmuxServer(b)
 	env := cleanEnv(b, shortTempDir(b))
 	ours := append([]string{build(b).server}, "--socket", ts.Socket) // built before the timer starts
-	var peer []string
-	if cmd := strings.TrimSpace(os.Getenv("LIBTMUX_MCP_BENCH_PEER")); cmd != "" {
-		for _, f := range strings.Fields(cmd) {
-			peer = append(peer, strings.ReplaceAll(f, "{SOCK}", ts.Socket))
-		}
-	}
+	peer := benchPeer(ts.Socket)
 	samples := make([]time.Duration, 0, b.N)
 	var peerSamples []time.Duration
 	b.ResetTimer()
@@ -54,6 +49,16 @@ func BenchmarkStartupToToolsList(b *testing.B) {
 		b.Logf("start-up to the first tools/list, %d runs each: ours %.2f ms median, peer (%s) %.2f ms median, ours/peer %.2f",
 			len(samples), ms(oursMedian), strings.Join(peer, " "), ms(median), ms(oursMedian)/ms(median))
 	}
+}
+
+// benchPeer is LIBTMUX_MCP_BENCH_PEER's command line, split at spaces, with
+// {SOCK} standing for socket; nil when the variable is unset.
+func benchPeer(socket string) []string {
+	var peer []string
+	for _, f := range strings.Fields(os.Getenv("LIBTMUX_MCP_BENCH_PEER")) {
+		peer = append(peer, strings.ReplaceAll(f, "{SOCK}", socket))
+	}
+	return peer
 }
 
 // startupToToolsList starts argv as an MCP server over stdio, and returns

@@ -107,6 +107,15 @@ func reportBeside(b *testing.B, runs, captures []time.Duration) {
 // BenchmarkRunShellCommandSeq2000 measures `seq 1 2000` (8,893 bytes of
 // output; the answer keeps the head and the tail) beside capture_pane, and
 // reports the characters of the answer's text.
+//
+// With LIBTMUX_MCP_BENCH_PEER set (see BenchmarkStartupToToolsList), the
+// peer runs the same command on a zsh pane of its own, alternating with
+// ours, and the benchmark reports the peer's median and ours/peer: an A/B
+// of two builds in one run. Each has its own shell because a run can leave
+// state in a shell that speeds up the next (zsh's command table).
+//
+//	LIBTMUX_MCP_BENCH_PEER="/path/to/other-server --socket {SOCK}" \
+//	  go test ./integration -run '^$' -bench 'Seq2000$' -benchtime 300x
 func BenchmarkRunShellCommandSeq2000(b *testing.B) {
 	ts := tmuxServer(b)
 	pane := shellBenchPane(b, ts, "zsh")
@@ -114,18 +123,39 @@ func BenchmarkRunShellCommandSeq2000(b *testing.B) {
 	args := map[string]any{"paneId": pane, "command": "seq 1 2000"}
 	capture := map[string]any{"paneId": pane}
 	p.call("run_shell_command", args)
+	var peer *proc
+	var peerArgs, peerCapture map[string]any
+	if argv := benchPeer(ts.Socket); argv != nil {
+		peerPane := ts.ZshSession("peer")
+		ts.Run("resize-window", "-t", peerPane, "-x", "80", "-y", "24")
+		peer = startProgram(b, argv[0], cleanEnv(b, ts.Dir), argv[1:]...)
+		peerArgs = map[string]any{"paneId": peerPane, "command": "seq 1 2000"}
+		peerCapture = map[string]any{"paneId": peerPane}
+		peer.call("run_shell_command", peerArgs)
+	}
 	runs := make([]time.Duration, 0, b.N)
 	captures := make([]time.Duration, 0, b.N)
+	var peerRuns []time.Duration
 	chars := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		run, capt, text := runThenCapture(b, p, i, args, capture, `"2000"`, `"droppedLines":1800`)
 		runs, captures = append(runs, run), append(captures, capt)
 		chars = len([]rune(text))
+		if peer != nil {
+			run, _, _ := runThenCapture(b, peer, i, peerArgs, peerCapture, `"2000"`)
+			peerRuns = append(peerRuns, run)
+		}
 	}
 	b.StopTimer()
 	reportBeside(b, runs, captures)
 	b.ReportMetric(float64(chars), "answer-chars")
+	if peer != nil {
+		ours, _ := quantiles(runs)
+		median, _ := quantiles(peerRuns)
+		b.ReportMetric(ms(median), "peer-median-ms")
+		b.ReportMetric(ms(ours)/ms(median), "ours/peer")
+	}
 }
 
 // BenchmarkCaptureSinceSoak is issue 16's soak: a pane prints repeating and

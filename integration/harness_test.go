@@ -138,9 +138,15 @@ type proc struct {
 // stopped in t.Cleanup if the test has not stopped it.
 func start(t testing.TB, env []string, args ...string) *proc {
 	t.Helper()
-	b := build(t)
+	return startProgram(t, build(t).server, env, args...)
+}
+
+// startProgram is start for any MCP server program over stdio (a peer to
+// compare with, in the benchmarks).
+func startProgram(t testing.TB, program string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, stderr: newSyncBuffer(), progress: make(chan *mcp.ProgressNotificationParams, 64)}
-	p.cmd = exec.Command(b.server, args...)
+	p.cmd = exec.Command(program, args...)
 	p.cmd.Env = env
 	p.cmd.Stderr = p.stderr
 	// A longer grace than the SDK's 5 s: tests measure the exit themselves
@@ -160,7 +166,7 @@ func start(t testing.TB, env []string, args ...string) *proc {
 			p.cmd.Process.Kill()
 			p.cmd.Wait()
 		}
-		t.Fatalf("connect to %s %s: %v\nstderr:\n%s", b.server, strings.Join(args, " "), err, p.stderr)
+		t.Fatalf("connect to %s %s: %v\nstderr:\n%s", program, strings.Join(args, " "), err, p.stderr)
 	}
 	p.cs = cs
 	t.Cleanup(func() {
