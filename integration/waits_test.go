@@ -209,7 +209,7 @@ func TestWaitCancellation(t *testing.T) {
 			tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("%s starting a %q process", c.name, c.child), func() bool { return len(descendants(pid, c.child)) > before })
 		}
 		if c.name == "run_shell_command" {
-			ts.WaitFor(shell, func(s string) bool { return strings.Contains(s, "sleep 30") })
+			ts.WaitForText(shell, "sleep 30")
 		}
 		begin := time.Now()
 		cancel()

@@ -261,7 +261,7 @@ func TestRunShellCommandProcessPathStatus(t *testing.T) {
 			// A second call while one runs is refused; without the view a
 			// run has no handle to wait on, and the refusal does not offer one.
 			first := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "sleep 2; exit 6"})
-			ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "sleep 2; exit 6") }) // typed, so claimed
+			ts.WaitForText(pane, "sleep 2; exit 6") // typed, so claimed
 			msg := callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, "run_in_progress")
 			if strings.Contains(msg, `"handle"`) || !strings.Contains(msg, "capture_pane") {
 				t.Errorf("refusal without the view: %q; want it to point at capture_pane, not at a handle", msg)

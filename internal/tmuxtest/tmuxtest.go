@@ -187,6 +187,25 @@ func (s *Server) Capture(pane string) string {
 	return s.Run("capture-pane", "-p", "-t", pane)
 }
 
+// CaptureJoined returns the pane's visible text with wrapped lines joined:
+// what to search for a typed command line, which wraps wherever the pane's
+// width falls.
+func (s *Server) CaptureJoined(pane string) string {
+	s.t.Helper()
+	return s.Run("capture-pane", "-p", "-J", "-t", pane)
+}
+
+// WaitForText waits, for at most 15 s, until text shows in the pane with
+// its wrapped lines joined (CaptureJoined).
+func (s *Server) WaitForText(pane, text string) {
+	s.t.Helper()
+	var screen string
+	Eventually(s.t, 15*time.Second, "pane "+pane+" showing "+strconv.Quote(text), func() bool {
+		screen = s.CaptureJoined(pane)
+		return strings.Contains(screen, text)
+	}, func() string { return "it shows (wrapped lines joined):\n" + screen })
+}
+
 // WaitFor polls the pane's screen until ok accepts it, for at most 15 s,
 // and fails the test with the screen when it never does.
 func (s *Server) WaitFor(pane string, ok func(screen string) bool) string {
