@@ -192,6 +192,41 @@ func (s *sh) keys(k ...string) {
 	s.must(append([]string{"send-keys", "-t", s.pane}, k...)...)
 }
 
+// keysRead sends keys, as keys does, and waits until the shell has read n
+// more bytes (its rchar in /proc/PID/io): send-keys returns once tmux has
+// queued the keys, not once the shell has them, so a message sent to the
+// shell next could otherwise reach it first.
+func (s *sh) keysRead(n int, k ...string) {
+	s.t.Helper()
+	before := readChars(s.t, s.pid)
+	s.keys(k...)
+	var now int
+	tmuxtest.Eventually(s.t, 10*time.Second, fmt.Sprintf("the shell reading the %d bytes of %v", n, k), func() bool {
+		now = readChars(s.t, s.pid)
+		return now-before >= n
+	}, func() string { return fmt.Sprintf("it read %d bytes", now-before) })
+}
+
+// readChars is the bytes pid has read so far (rchar in /proc/PID/io).
+func readChars(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("/proc/%d/io: %q", pid, line)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/io has no rchar:\n%s", pid, b)
+	return 0
+}
+
 // paneFormat reads one format of the pane.
 func (s *sh) paneFormat(f string) string {
 	s.t.Helper()

@@ -480,9 +480,10 @@ func TestBusyEditorStates(t *testing.T) {
 		{"incremental search", func() { s.keys("C-r") }, func(l string) bool { return strings.Contains(l, "i-search") }, []string{"C-g", "Enter"}, false},
 		{"vared", func() { s.must("send-keys", "-t", s.pane, "-l", "x=; vared -p 'edit> ' x"); s.keys("Enter") },
 			func(l string) bool { return l == "edit>" }, []string{"Enter"}, true},
-		// zsh shows nothing for a pending numeric argument; keys are read
-		// before watched fds, and typing x afterwards proves it survived.
-		{"a numeric argument", func() { s.keys("M-3") }, nil, []string{"x"}, false},
+		// zsh shows nothing for a pending numeric argument: the run waits
+		// until zsh has read the key's two bytes (ESC 3), and typing x
+		// afterwards proves the argument survived.
+		{"a numeric argument", func() { s.keysRead(2, "M-3") }, nil, []string{"x"}, false},
 	} {
 		before := promptLines(s.lines())
 		tc.enter()
