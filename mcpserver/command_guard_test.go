@@ -97,7 +97,7 @@ func TestRunShellCommandGuard(t *testing.T) {
 	refused := func(what, want string) {
 		t.Helper()
 		log.take()
-		before := ts.CaptureJoined(pane)
+		before := ts.CaptureFlat(pane)
 		callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo should-not-run"}, want)
 		if l := log.take(); strings.Contains(l, "typed under the guard") || !strings.Contains(l, "missed") && !strings.Contains(what, "cat") {
 			t.Errorf("%s: want the guard to miss and nothing typed under it; log:\n%s", what, l)
@@ -105,7 +105,7 @@ func TestRunShellCommandGuard(t *testing.T) {
 		if buffers := ts.Run("list-buffers", "-F", "#{buffer_name}"); strings.Contains(buffers, "ltmcp-") {
 			t.Errorf("%s: a private buffer is left: %q", what, buffers)
 		}
-		if after := ts.CaptureJoined(pane); strings.Contains(after, "should-not-run") && !strings.Contains(before, "should-not-run") {
+		if after := ts.CaptureFlat(pane); strings.Contains(after, "should-not-run") && !strings.Contains(before, "should-not-run") {
 			t.Errorf("%s: the refused command reached the pane:\n%s", what, after)
 		}
 	}

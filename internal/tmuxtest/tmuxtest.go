@@ -187,22 +187,25 @@ func (s *Server) Capture(pane string) string {
 	return s.Run("capture-pane", "-p", "-t", pane)
 }
 
-// CaptureJoined returns the pane's visible text with wrapped lines joined:
-// what to search for a typed command line, which wraps wherever the pane's
-// width falls.
-func (s *Server) CaptureJoined(pane string) string {
+// CaptureFlat returns the pane's visible text as one string, without line
+// breaks: what to search for a typed command line, which is cut wherever
+// the pane's width falls. capture-pane -J alone does not join it: zsh's
+// line editor breaks a long line itself instead of letting the terminal
+// wrap it. (The lines are captured with -J, which keeps the spaces at their
+// ends, so the text runs on across a break as it was typed.)
+func (s *Server) CaptureFlat(pane string) string {
 	s.t.Helper()
-	return s.Run("capture-pane", "-p", "-J", "-t", pane)
+	return strings.ReplaceAll(s.Run("capture-pane", "-p", "-J", "-t", pane), "\n", "")
 }
 
-// WaitForText waits, for at most 15 s, until text shows in the pane with
-// its wrapped lines joined (CaptureJoined).
+// WaitForText waits, for at most 15 s, until text shows in the pane's
+// CaptureFlat.
 func (s *Server) WaitForText(pane, text string) {
 	s.t.Helper()
 	var screen string
 	Eventually(s.t, 15*time.Second, "pane "+pane+" showing "+strconv.Quote(text), func() bool {
-		screen = s.CaptureJoined(pane)
-		return strings.Contains(screen, text)
+		screen = s.Run("capture-pane", "-p", "-J", "-t", pane)
+		return strings.Contains(strings.ReplaceAll(screen, "\n", ""), text)
 	}, func() string { return "it shows (wrapped lines joined):\n" + screen })
 }
 
