@@ -77,7 +77,7 @@ func (f *frames) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(body) > f.max {
-		f.refuse(w, http.StatusRequestEntityTooLarge, frame.TooLong(f.max), nil)
+		f.refuse(w, http.StatusRequestEntityTooLarge, tooLong(f.max, body, r.Body), nil)
 		return
 	}
 	// The body is in: a call may now take as long as its wait allows.
@@ -240,4 +240,20 @@ func (f *frames) awaitCalls(stop <-chan struct{}) {
 func clearReadDeadline(w http.ResponseWriter) {
 	// ErrNotSupported only for writers that are not a connection's (tests).
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+}
+
+// maxScanned bounds how much of a body over the frame limit is read to
+// find its id: beyond it the refusal carries id null.
+const maxScanned = 64 << 20
+
+// tooLong refuses a body over max bytes with the id found in it (head, the
+// bytes already read, then the rest of the body up to maxScanned), keeping
+// none of it.
+func tooLong(max int, head []byte, rest io.Reader) *frame.Refusal {
+	var scan frame.IDScanner
+	scan.Write(head)
+	_, _ = io.Copy(&scan, io.LimitReader(rest, maxScanned)) // a read error leaves the id found so far
+	ref := frame.TooLong(max)
+	ref.ID = scan.ID()
+	return ref
 }

@@ -188,7 +188,9 @@ func TestFramesAnswerAsStdio(t *testing.T) {
 		{"missing params", `{"jsonrpc":"2.0","id":8,"method":"tools/call"}`, jsonrpc.CodeInvalidRequest, `8`},
 		{"not JSON", `{"jsonrpc":`, jsonrpc.CodeParseError, `null`},
 		{"a batch", `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, jsonrpc.CodeInvalidRequest, `null`},
-		{"over the frame limit", `{"jsonrpc":"2.0","id":10,"method":"ping","params":{"x":"` + strings.Repeat("x", 9000) + `"}}`, jsonrpc.CodeInvalidRequest, `null`},
+		{"over the frame limit", `{"jsonrpc":"2.0","id":10,"method":"ping","params":{"x":"` + strings.Repeat("x", 9000) + `"}}`, jsonrpc.CodeInvalidRequest, `10`},
+		{"over the frame limit, the id last", `{"jsonrpc":"2.0","method":"ping","params":{"x":"` + strings.Repeat("x", 9000) + `"},"id":"last"}`, jsonrpc.CodeInvalidRequest, `"last"`},
+		{"over the frame limit, no id", `{"jsonrpc":"2.0","method":"ping","params":{"x":"` + strings.Repeat("x", 9000) + `"}}`, jsonrpc.CodeInvalidRequest, `null`},
 	} {
 		a := s.post(t, sess, c.frame)
 		if int64(code(a.msg)) != c.code || rawIDOf(a.raw) != c.id || a.status < 400 {

@@ -349,10 +349,13 @@ func (c *conn) readLoop() {
 	for {
 		var data []byte
 		var tooLong bool
-		data, tooLong, err = readFrame(r, c.max)
+		var id json.RawMessage
+		data, tooLong, id, err = readFrame(r, c.max)
 		c.relief.Saw(len(data))
 		if tooLong {
-			c.refuse(frame.TooLong(c.max), nil)
+			ref := frame.TooLong(c.max)
+			ref.ID = id
+			c.refuse(ref, nil)
 			c.relief.Saw(c.max)
 		} else if len(bytes.TrimSpace(data)) > 0 {
 			if msg := c.decode(data); msg != nil {
@@ -395,25 +398,35 @@ func (c *conn) deliver(msg jsonrpc.Message) bool {
 }
 
 // readFrame reads one line of at most max bytes (without its newline). A
-// longer line is consumed and reported tooLong. err is io.EOF at the end of
-// the input, with the last unterminated line, if any, in frame.
-func readFrame(r *bufio.Reader, max int) (frame []byte, tooLong bool, err error) {
+// longer line is consumed and reported tooLong, with its top-level "id"
+// when one is found (frame.IDScanner: the rest is not kept). err is io.EOF
+// at the end of the input, with the last unterminated line, if any, in
+// line.
+func readFrame(r *bufio.Reader, max int) (line []byte, tooLong bool, id json.RawMessage, err error) {
+	var scan *frame.IDScanner
 	for {
 		chunk, e := r.ReadSlice('\n')
-		if !tooLong {
-			if len(frame)+len(chunk) > max+1 { // +1: the newline itself
-				tooLong, frame = true, nil
-			} else {
-				frame = append(frame, chunk...)
-			}
+		switch {
+		case scan != nil:
+			scan.Write(chunk)
+		case len(line)+len(chunk) > max+1: // +1: the newline itself
+			scan = &frame.IDScanner{}
+			scan.Write(line)
+			scan.Write(chunk)
+			tooLong, line = true, nil
+		default:
+			line = append(line, chunk...)
+		}
+		if scan != nil && e != bufio.ErrBufferFull {
+			id = scan.ID()
 		}
 		switch {
 		case e == nil:
-			return bytes.TrimSuffix(frame, []byte("\n")), tooLong, nil
+			return bytes.TrimSuffix(line, []byte("\n")), tooLong, id, nil
 		case errors.Is(e, bufio.ErrBufferFull):
 			continue
 		default:
-			return frame, tooLong, e
+			return line, tooLong, id, e
 		}
 	}
 }

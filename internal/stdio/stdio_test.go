@@ -234,17 +234,35 @@ func TestRefusedFrames(t *testing.T) {
 	s.end()
 }
 
-// TestLongFrame skips a frame over MaxFrame and serves the next.
+// TestLongFrame answers a frame over MaxFrame with its own id, found
+// without reading the frame whole, and serves the next.
 func TestLongFrame(t *testing.T) {
 	s := serve(t, &Transport{MaxFrame: 1024})
 	s.handshake()
-	s.send(call(2, "echo", `{"text":"`+strings.Repeat("x", 5000)+`"}`))
-	if m := s.next(); errorCode(m) != jsonrpc.CodeInvalidRequest || !strings.Contains(mustJSON(m), "1024 bytes") {
-		t.Errorf("a long frame answered %v; want -32600 naming the limit", m)
+	long := `{"text":"` + strings.Repeat("x", 5000) + `"}`
+	cases := []struct {
+		why, frame string
+		id         any
+	}{
+		{"the id first", call(2, "echo", long), float64(2)},
+		// The TypeScript SDK writes the id last, after the params.
+		{"the id after the params", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":` + long + `},"id":"late"}`, "late"},
+		{"no id at all", `{"jsonrpc":"2.0","method":"notifications/x","params":` + long + `}`, nil},
 	}
-	s.send(call(3, "echo", `{"text":"short"}`))
-	if m := s.next(); m["id"] != float64(3) || m["error"] != nil {
-		t.Errorf("after a long frame: %v", m)
+	for i, c := range cases {
+		s.send(c.frame)
+		m := s.next()
+		if errorCode(m) != jsonrpc.CodeInvalidRequest || !strings.Contains(mustJSON(m), "1024 bytes") {
+			t.Errorf("%s: a long frame answered %v; want -32600 naming the limit", c.why, m)
+		}
+		if m["id"] != c.id {
+			t.Errorf("%s: the refusal's id is %v; want %v", c.why, m["id"], c.id)
+		}
+		id := 10 + i
+		s.send(call(id, "echo", `{"text":"short"}`))
+		if m := s.next(); m["id"] != float64(id) || m["error"] != nil {
+			t.Errorf("after a long frame (%s): %v", c.why, m)
+		}
 	}
 	s.in.Close()
 	s.end()
