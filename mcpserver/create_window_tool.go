@@ -60,14 +60,11 @@ func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in cr
 	if in.Name != "" {
 		args = append(args, "-n", formatArg(in.Name))
 	}
-	if in.StartDirectory != "" {
-		args = append(args, "-c", formatArg(in.StartDirectory))
-	} else {
-		// The target pane's directory (tmux expands it), not this
-		// process's own.
-		args = append(args, "-c", "#{pane_current_path}")
+	dir, err := s.startDirectory(ctx, in.StartDirectory, t+":")
+	if err != nil {
+		return createWindowResult{}, s.explainSession(ctx, err, in.sessionRef)
 	}
-	v, err := s.runPrinting(ctx, args, "window_id", "pane_id", "session_id", "window_index", "window_name")
+	v, err := s.runPrinting(ctx, append(args, dir...), "window_id", "pane_id", "session_id", "window_index", "window_name")
 	if err != nil {
 		return createWindowResult{}, s.explainSession(ctx, err, in.sessionRef)
 	}

@@ -60,14 +60,11 @@ func (s *server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in spl
 	if err := checkDirectory(in.StartDirectory); err != nil {
 		return splitWindowResult{}, err
 	}
-	if in.StartDirectory != "" {
-		args = append(args, "-c", formatArg(in.StartDirectory))
-	} else {
-		// The target pane's directory (tmux expands it), not this
-		// process's own.
-		args = append(args, "-c", "#{pane_current_path}")
+	dir, err := s.startDirectory(ctx, in.StartDirectory, in.PaneID)
+	if err != nil {
+		return splitWindowResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
-	v, err := s.runPrinting(ctx, args, "pane_id", "window_id", "pane_width", "pane_height")
+	v, err := s.runPrinting(ctx, append(args, dir...), "pane_id", "window_id", "pane_width", "pane_height")
 	if err != nil {
 		return splitWindowResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
