@@ -39,6 +39,17 @@ type Lines struct {
 	bytes  int // bytes in ring
 	marks  []Mark
 	onLine []*lineHook
+	// beyond counts the characters written past MaxLineRunes since the
+	// cursor was last inside the line; widest is the most of them in the
+	// unfinished line, the characters its finished text will lack.
+	beyond, widest int
+	cuts           []lineCut // kept lines that lost characters, oldest first
+}
+
+// lineCut records a finished line that lost characters to MaxLineRunes.
+type lineCut struct {
+	n     uint64 // the line's number
+	runes int    // characters written past the limit
 }
 
 type lineHook struct{ fn func(n uint64, line string) }
@@ -62,9 +73,10 @@ const (
 	MarkAltOff    MarkKind = "alt-off"    // and gave it back
 )
 
-// maxLineRunes bounds the unfinished line: characters written past it are
-// dropped (a line with no line feed cannot grow without limit).
-const maxLineRunes = 1 << 16
+// MaxLineRunes bounds the unfinished line: characters written past it are
+// dropped (a line with no line feed cannot grow without limit) and counted
+// (see Cut).
+const MaxLineRunes = 1 << 16
 
 // maxMarks bounds the marks kept.
 const maxMarks = 64
@@ -113,7 +125,7 @@ func (l *Lines) Seed(text string, col int, alt bool) {
 		return
 	}
 	l.cur = append(l.cur[:0], []rune(text)...)
-	l.col = min(col, maxLineRunes)
+	l.col = min(col, MaxLineRunes)
 }
 
 // Get returns the kept lines numbered from..to (inclusive), clamped to
@@ -140,6 +152,19 @@ func (l *Lines) RuneCount(from, to uint64) int {
 	n := 0
 	for i := from; i <= to && from <= to; i++ {
 		n += utf8.RuneCountInString(l.ring[(l.head+int(i-l.Oldest()))%len(l.ring)])
+	}
+	return n
+}
+
+// Cut is the number of characters the kept lines numbered from..to
+// (inclusive) lost to the bound of one line (MaxLineRunes): written to the
+// pane, and not in what Get returns.
+func (l *Lines) Cut(from, to uint64) int {
+	n := 0
+	for _, c := range l.cuts {
+		if c.n >= from && c.n <= to && c.n >= l.Oldest() {
+			n += c.runes
+		}
 	}
 	return n
 }
@@ -268,9 +293,15 @@ func (l *Lines) control(c byte) {
 // put writes r at the column, overwriting what is there.
 func (l *Lines) put(r rune) {
 	l.home = false
-	if l.alt || l.col >= maxLineRunes {
+	if l.alt {
 		return
 	}
+	if l.col >= MaxLineRunes {
+		l.beyond++
+		l.widest = max(l.widest, l.beyond)
+		return
+	}
+	l.beyond = 0
 	for len(l.cur) < l.col {
 		l.cur = append(l.cur, ' ')
 	}
@@ -343,6 +374,7 @@ func (l *Lines) csi(f byte) {
 		case "", "0":
 			if l.col < len(l.cur) {
 				l.cur = l.cur[:l.col]
+				l.beyond, l.widest = 0, 0 // what was past the limit is erased too
 			}
 		case "1":
 			for i := 0; i <= l.col && i < len(l.cur); i++ {
@@ -350,6 +382,7 @@ func (l *Lines) csi(f byte) {
 			}
 		case "2":
 			l.cur = l.cur[:0]
+			l.beyond, l.widest = 0, 0
 		}
 	case 'X': // erase characters
 		for i := l.col; i < l.col+max(atoi(p, 1), 1) && i < len(l.cur); i++ {
@@ -383,6 +416,7 @@ func (l *Lines) discard() {
 		return
 	}
 	l.cur, l.col = l.cur[:0], 0
+	l.beyond, l.widest = 0, 0
 }
 
 func (l *Lines) mark(k MarkKind) {
@@ -404,6 +438,10 @@ func (l *Lines) finish() {
 	line := l.text()
 	l.cur, l.col = l.cur[:0], 0
 	l.newest++
+	if l.widest > 0 {
+		l.cuts = append(l.cuts, lineCut{n: l.newest, runes: l.widest})
+		l.beyond, l.widest = 0, 0
+	}
 	if l.ring == nil {
 		l.ring = make([]string, min(l.maxLines, 1024))
 	}
@@ -453,6 +491,9 @@ func (l *Lines) drop() {
 	l.ring[l.head] = ""
 	l.head = (l.head + 1) % len(l.ring)
 	l.kept--
+	for len(l.cuts) > 0 && l.cuts[0].n < l.Oldest() {
+		l.cuts = l.cuts[1:]
+	}
 }
 
 // atoi reads a decimal parameter; def when empty or not a number.

@@ -153,8 +153,46 @@ func TestLinesLongLineIsBounded(t *testing.T) {
 		l.Feed(chunk)
 	}
 	l.Feed([]byte("\x1b[200Cy\n"))
-	if got := l.Get(1, 1); len(got) != 1 || len(got[0]) != maxLineRunes {
-		t.Errorf("a line of 819,200 characters kept %d; want %d", len(got[0]), maxLineRunes)
+	if got := l.Get(1, 1); len(got) != 1 || len(got[0]) != MaxLineRunes {
+		t.Errorf("a line of 819,200 characters kept %d; want %d", len(got[0]), MaxLineRunes)
+	}
+	// Every character past the bound is counted: the x's and the y.
+	if got, want := l.Cut(1, 1), 819200+1-MaxLineRunes; got != want {
+		t.Errorf("Cut of the long line = %d; want %d", got, want)
+	}
+}
+
+func TestLinesCut(t *testing.T) {
+	long := strings.Repeat("x", MaxLineRunes+100)
+	cases := []struct {
+		name, feed string
+		cut        []int // per finished line
+	}{
+		{"short lines lose nothing", "a\nb\n", []int{0, 0}},
+		{"one long line, then a summary", long + "\nSUMMARY\n", []int{100, 0}},
+		{"a progress bar redrawn past the bound counts its widest pass", long + "\r" + strings.Repeat("y", MaxLineRunes+40) + "\n", []int{100}},
+		{"erasing the line forgets what was past the bound", long + "\r\x1b[Kdone\n", []int{0}},
+		{"a clear forgets the unfinished line", long + "\x1b[H\x1b[2Jafter\n", []int{0}},
+		{"the alternate screen is not lines", "\x1b[?1049h" + long + "\n\x1b[?1049lz\n", []int{0}},
+	}
+	for _, c := range cases {
+		l := NewLines(10, 1<<30)
+		l.Feed([]byte(c.feed))
+		if l.Newest() != uint64(len(c.cut)) {
+			t.Errorf("%s: %d lines; want %d", c.name, l.Newest(), len(c.cut))
+			continue
+		}
+		for i, want := range c.cut {
+			if got := l.Cut(uint64(i+1), uint64(i+1)); got != want {
+				t.Errorf("%s: line %d lost %d characters; want %d", c.name, i+1, got, want)
+			}
+		}
+	}
+	// Cuts go with the lines the ring drops.
+	l := NewLines(2, 1<<30)
+	l.Feed([]byte(long + "\na\nb\n"))
+	if got := l.Cut(1, 3); got != 0 || len(l.cuts) != 0 {
+		t.Errorf("after line 1 left the ring: Cut %d, %d cuts kept; want none", got, len(l.cuts))
 	}
 }
 

@@ -312,6 +312,12 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	if t.DroppedChars > 0 {
 		notes = append(notes, fmt.Sprintf("a line longer than the character budget was cut to its first characters (%d left out)", t.DroppedChars))
 	}
+	var cut int
+	v.Read(func(l *live.Lines) { cut = l.Cut(last-uint64(len(t.Lines))+1, last) })
+	if cut > 0 {
+		res.DroppedChars += cut
+		notes = append(notes, fmt.Sprintf("%d characters of lines longer than %d characters were not kept (a line keeps its first %d) and are counted in droppedChars", cut, live.MaxLineRunes, live.MaxLineRunes))
+	}
 	if m := markNote(marks); m != "" {
 		notes = append(notes, m)
 	}
