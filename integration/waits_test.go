@@ -31,6 +31,7 @@ func quietPane(t testing.TB, ts *tmuxtest.Server) string {
 // list_panes calls behind them: the list_panes answers arrive while the
 // waits block, and the waits all end in one wave, not one after another.
 func TestWaitsConcurrent(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
@@ -113,8 +114,11 @@ func cpuTicks(t testing.TB, pid int) int {
 
 // TestWaitForTextIdleCPU: a 10-second wait_for_text that never matches
 // costs the server process under 100 ms of CPU (read from /proc): it
-// sleeps until tmux reports output, it does not poll.
+// sleeps until tmux reports output, it does not poll. A figure of this
+// machine, asserted with LIBTMUX_MCP_TIMING_TESTS=1 (.ci/run does, once).
 func TestWaitForTextIdleCPU(t *testing.T) {
+	t.Parallel()
+	tmuxtest.NeedTiming(t)
 	if testbin.Race() {
 		t.Skip("the race detector's own cost would be measured; run without -race")
 	}
@@ -176,6 +180,7 @@ func descendants(pid int, word string) []string {
 // client goes after the pool's idle second, while run_shell_command's and
 // capture_since's stay (they keep their pane watched, see the README).
 func TestWaitCancellation(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
 	shell := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
@@ -234,6 +239,7 @@ func TestWaitCancellation(t *testing.T) {
 // TestWaitCancelledBySIGTERM: SIGTERM during a wait answers it cancelled,
 // then the server exits 0 and leaves no tmux child behind.
 func TestWaitCancelledBySIGTERM(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
@@ -281,6 +287,7 @@ func TestWaitCancelledBySIGTERM(t *testing.T) {
 // output) stays under 10,000 characters: the read budget keeps the
 // newest lines and the text copy is the structured answer, once.
 func TestRunShellCommandSize(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
 	ts.WaitFor(pane, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "$") })
@@ -300,6 +307,7 @@ func TestRunShellCommandSize(t *testing.T) {
 // answers a no_stream tool error, capture_since answers at once with
 // streaming:false, run_shell_command still completes.
 func TestLiveOff(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
 	shell := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
