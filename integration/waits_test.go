@@ -69,8 +69,8 @@ func TestWaitsConcurrent(t *testing.T) {
 		sent := time.Now()
 		p.answer("list_panes", map[string]any{})
 		lists = append(lists, time.Since(sent))
-		if time.Since(begin) > 5*time.Second {
-			t.Errorf("list_panes %d answered %s after the waits began, not while they blocked", i, time.Since(begin))
+		if n := len(ends); n > 0 {
+			t.Errorf("list_panes %d answered after %d of the waits had ended, not while they blocked", i, n)
 		}
 	}
 	wg.Wait()
@@ -83,7 +83,9 @@ func TestWaitsConcurrent(t *testing.T) {
 	for d := range ends {
 		first, last = min(first, d), max(last, d)
 	}
-	if last >= 10*time.Second {
+	// One wave is a figure of this machine: asserted with
+	// LIBTMUX_MCP_TIMING_TESTS=1 (.ci/run does, once).
+	if last >= 10*time.Second && tmuxtest.Timing() {
 		t.Errorf("the last of 100 six-second waits ended after %s; want one wave, under 10 s", last)
 	}
 	t.Logf("100 waits: first ended at %s, last at %s; 20 list_panes behind them, slowest %s", first, last, maxDur(lists))
