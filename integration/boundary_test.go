@@ -18,6 +18,7 @@ import (
 // tmux's global environment (show-environment -g) nor in the environment of a pane's process,
 // which is what a script run there inherits (issue 17, finding 7).
 func TestStartedTmuxServerGetsNoSecrets(t *testing.T) {
+	t.Parallel()
 	tmuxServer(t) // skips without tmux
 	const token = "secret-token-0123456789abcdef"
 	dir := shortTempDir(t)
@@ -66,6 +67,7 @@ func forgeFunction(mark string) string {
 // call answers not_at_prompt at once (issue 17, finding 2: `source FILE; sleep 1000 &`, then a
 // foreground `sleep 20`, and a forged GO ran the script).
 func TestTmuxRunForgedAnswerFromInheritedDescriptor(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(shortTempDir(t), "forger-read")
 	e := invitePane(t, nil, forgeFunction(mark))
 	marks := strings.Count(e.p.stderr.String(), "tmux_run pane enrolled")
@@ -92,17 +94,18 @@ func TestTmuxRunForgedAnswerFromInheritedDescriptor(t *testing.T) {
 // answer was not written by the enrolled shell, drops the connection, and nothing runs (issue 17,
 // finding 2).
 func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	e.stdoutOf(t, "true")                            // the resident helper exists: a GO alone would start a run
 	mark := filepath.Join(shortTempDir(t), "forger") // forgers may write after the test
 	e.typeAndWait(t, forgeFunction(mark))
 	e.typeAndWait(t, `setopt prompt_subst; PS1='$(forge)%% '`)
-	waitFile(t, mark+".ran")
+	tmuxtest.WaitFile(t, mark+".ran")
 	if b, _ := os.ReadFile(mark + ".ran"); strings.TrimSpace(string(b)) != "none" {
 		t.Errorf("a command substitution in the prompt found broker connection fd %s; want none (the connection attaches after the prompt is drawn)", b)
 	}
 	e.typeAndWait(t, `TMOUT=1; TRAPALRM() { zle reset-prompt }`)
-	waitFile(t, mark+".fd") // a redrawn prompt's forger holds the attached connection
+	tmuxtest.WaitFile(t, mark+".fd") // a redrawn prompt's forger holds the attached connection
 	e.ts.Type(e.pane, "read x", true)
 	// preexec closed the shell's own copy: the shell has left its prompt for the read builtin.
 	sh := shellPID(t, e)
@@ -125,6 +128,7 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 // (it knows it from the started record): the sleep is gone within 2 s of the kill, and the
 // answer says the group was stopped (issue 17, finding 4: the script ran on, orphaned).
 func TestTmuxRunHelperKilledStopsTheScript(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	done, sh, helperPID := e.runUnderHelper(t, "printf ready; sleep 30")
 	killed := time.Now()
@@ -149,6 +153,7 @@ func TestTmuxRunHelperKilledStopsTheScript(t *testing.T) {
 // directories that a live process holds, that it did not make (no lock file), or that belong to
 // another user (issue 17, finding 6).
 func TestStaleBrokerDirectoryRemovedAtStartup(t *testing.T) {
+	t.Parallel()
 	b := build(t)
 	ts := tmuxServer(t)
 	pane := ts.ZshSession("run")
@@ -225,6 +230,7 @@ func TestStaleBrokerDirectoryRemovedAtStartup(t *testing.T) {
 // paste_text, send_keys_batch and run_shell_command refuse a pane with a pending invitation, and
 // the pane stays invited (issue 17, finding 1: send_keys and paste_text with enter enrolled it).
 func TestSelfEnrollmentByInputToolsRefused(t *testing.T) {
+	t.Parallel()
 	e := invitePane(t, nil)
 	line := "source " + e.file
 	for _, c := range []struct {

@@ -9,6 +9,7 @@ import (
 // read answers a tool error that names the dead server and the recovery,
 // and the MCP session itself keeps serving.
 func TestTmuxServerKilledBetweenReads(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := ts.NewSession("doomed", "sh")
 	p := start(t, cleanEnv(t, shortTempDir(t)), "--socket", ts.Socket)

@@ -43,16 +43,11 @@ func build(t testing.TB) binaries {
 	return binaries{server: p.Server, helper: p.Helper}
 }
 
-// shortTempDir makes a private directory with a short path (tmux socket
-// paths must stay under 108 bytes), removed in t.Cleanup.
+// shortTempDir makes a private directory with a short path (see
+// tmuxtest.ShortTempDir), removed in t.Cleanup.
 func shortTempDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "lm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return tmuxtest.ShortTempDir(t, "lm")
 }
 
 // cleanEnv is the whole environment of a binary under test: PATH, a

@@ -42,6 +42,7 @@ func bashPane(t testing.TB, ts *tmuxtest.Server, name string) string {
 // control connection (the first call starts it, and asks tmux for the
 // pane's session).
 func TestRunShellCommandStartsNoTmuxProcess(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh"} {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxServer(t)

@@ -69,6 +69,7 @@ func gatedTmux(t *testing.T, fail string) (wrapper string, open func(show func()
 // calls wait for that call, and the startup line is printed once it
 // returned.
 func TestHandshakeDoesNotWaitForTmux(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	wrapper, open, started := gatedTmux(t, "")
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", wrapper) // the handshake
@@ -110,6 +111,7 @@ func TestHandshakeDoesNotWaitForTmux(t *testing.T) {
 // the process ends with status 1 and tmux's error on stderr, as it does
 // when it fails before: a tool call waiting for it gets the error.
 func TestTmuxFailureAfterHandshakeEndsTheProcess(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	wrapper, open, _ := gatedTmux(t, "error connecting to the socket (Permission denied)")
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", wrapper)
@@ -139,6 +141,7 @@ func TestTmuxFailureAfterHandshakeEndsTheProcess(t *testing.T) {
 // A client that goes away while the tmux call of start-up is still running
 // is a clean stop: status 0, and no error about the call left behind.
 func TestStdinClosedBeforeTmuxAnswersIsCleanStop(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	wrapper, _, started := gatedTmux(t, "")
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", wrapper)

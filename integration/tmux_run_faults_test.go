@@ -18,22 +18,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// waitFile waits until path exists, for at most 20 s.
-func waitFile(t testing.TB, path string) {
-	t.Helper()
-	tmuxtest.Eventually(t, 20*time.Second, path+" appearing", func() bool {
-		_, err := os.Stat(path)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		return err == nil
-	})
-}
-
 // readPID reads a pid a script wrote to path (atomically, via rename).
 func readPID(t testing.TB, path string) int {
 	t.Helper()
-	waitFile(t, path)
+	tmuxtest.WaitFile(t, path)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +121,7 @@ func (e *enrolled) runAsync(ctx context.Context, script string) <-chan map[strin
 }
 
 func TestTmuxRunEnrollmentRules(t *testing.T) {
+	t.Parallel()
 	e := invitePane(t, nil)
 	if got := e.state(t); got != "invited" {
 		t.Errorf("state before sourcing = %q; want invited", got)
@@ -182,6 +171,7 @@ func TestTmuxRunEnrollmentRules(t *testing.T) {
 }
 
 func TestTmuxRunInvitationExpiresAndSIGHUPReinvites(t *testing.T) {
+	t.Parallel()
 	e := invitePane(t, []string{"--enrollment-timeout", "1s"})
 	content, _ := os.ReadFile(e.file)
 	spare := filepath.Join(e.ts.Dir, "spare.zsh")
@@ -207,6 +197,7 @@ func TestTmuxRunInvitationExpiresAndSIGHUPReinvites(t *testing.T) {
 }
 
 func TestTmuxRunRefusesExistingSetupFile(t *testing.T) {
+	t.Parallel()
 	b := build(t)
 	ts := tmuxServer(t)
 	pane := ts.NewSession("x", "sh")
@@ -236,6 +227,7 @@ func TestTmuxRunRefusesExistingSetupFile(t *testing.T) {
 }
 
 func TestTmuxRunRespawnedPane(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	e.ts.Run("respawn-pane", "-k", "-t", e.pane, "env", "ZDOTDIR="+e.ts.ZDOTDIR, "zsh", "-i")
 	e.ts.WaitFor(e.pane, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "%") })
@@ -243,10 +235,11 @@ func TestTmuxRunRespawnedPane(t *testing.T) {
 }
 
 func TestTmuxRunShellExitsDuringRun(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	began, finish := filepath.Join(e.ts.Dir, "began"), filepath.Join(e.ts.Dir, "finish")
 	done := e.runAsync(context.Background(), "touch "+began+"; while [ ! -e "+finish+" ]; do sleep 0.02; done; echo finished")
-	waitFile(t, began)
+	tmuxtest.WaitFile(t, began)
 	e.ts.Type(e.pane, "exit", true)
 	if _, ok := e.p.stderr.line("tmux_run enrollment lost", 20*time.Second); !ok {
 		t.Fatalf("the server did not notice the shell exit; stderr:\n%s", e.p.stderr)
@@ -266,6 +259,7 @@ func TestTmuxRunShellExitsDuringRun(t *testing.T) {
 }
 
 func TestTmuxRunHelperKilled(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	done, _, helperPID := e.runUnderHelper(t, "printf ready; sleep 60")
 	if err := syscall.Kill(helperPID, syscall.SIGKILL); err != nil {
@@ -283,6 +277,7 @@ func TestTmuxRunHelperKilled(t *testing.T) {
 // while a run is in flight (an MCP client's Close would first wait for its
 // own call to finish).
 func TestTmuxRunStdinEOFStopsTheScript(t *testing.T) {
+	t.Parallel()
 	b := build(t)
 	ts := tmuxServer(t)
 	pane := ts.ZshSession("eof")
@@ -342,6 +337,7 @@ func TestTmuxRunStdinEOFStopsTheScript(t *testing.T) {
 }
 
 func TestTmuxRunReportsProgress(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	params := &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
 		"target": map[string]any{"kind": "pane", "id": e.pane, "generation": e.gen},
@@ -363,6 +359,7 @@ func TestTmuxRunReportsProgress(t *testing.T) {
 }
 
 func TestTmuxRunBrokerSocketRemoved(t *testing.T) {
+	t.Parallel()
 	e := invitePane(t, nil)
 	content, _ := os.ReadFile(e.file)
 	socket := brokerSocket(t, content)
@@ -374,6 +371,7 @@ func TestTmuxRunBrokerSocketRemoved(t *testing.T) {
 }
 
 func TestTmuxRunEOFRetiresInvitations(t *testing.T) {
+	t.Parallel()
 	e := invitePane(t, nil)
 	content, err := os.ReadFile(e.file)
 	if err != nil {
@@ -407,6 +405,7 @@ func brokerSocket(t testing.TB, content []byte) string {
 }
 
 func TestTmuxRunTimeout(t *testing.T) {
+	t.Parallel()
 	e := invitePane(t, []string{"--run-timeout", "1s"})
 	e.source(t)
 	pidfile := filepath.Join(e.ts.Dir, "pid")
@@ -423,6 +422,7 @@ func TestTmuxRunTimeout(t *testing.T) {
 }
 
 func TestTmuxRunDeadPane(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	e.ts.Run("set-option", "-p", "-t", e.pane, "remain-on-exit", "on")
 	e.ts.Type(e.pane, "exit", true)

@@ -21,7 +21,7 @@ func (e *enrolled) typeAndWait(t testing.TB, line string) {
 	t.Helper()
 	mark := filepath.Join(e.ts.Dir, "typed-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	e.ts.Type(e.pane, line+"; : > "+mark, true)
-	waitFile(t, mark)
+	tmuxtest.WaitFile(t, mark)
 	e.ts.WaitFor(e.pane, func(s string) bool { return strings.HasSuffix(strings.TrimSpace(s), "%") })
 }
 
@@ -39,6 +39,7 @@ func (e *enrolled) stdoutOf(t testing.TB, script string) string {
 // next run answers enrollment_lost at once, SIGHUP invites the pane again, and sourcing the new
 // file in the new zsh makes tmux_run work again.
 func TestTmuxRunAfterExecZsh(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	e.stdoutOf(t, "true")
 	e.ts.Type(e.pane, "clear; exec zsh", true)
@@ -65,6 +66,7 @@ func TestTmuxRunAfterExecZsh(t *testing.T) {
 // started at the enrolled prompt holds only its terminal. While a foreground command runs, the
 // broker knows the shell is not at its prompt and says so at once.
 func TestTmuxRunCommandsInheritNothing(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	e.stdoutOf(t, "true") // the resident helper exists
 	pidfile := filepath.Join(e.ts.Dir, "sleep.pid")
@@ -104,6 +106,7 @@ func TestTmuxRunCommandsInheritNothing(t *testing.T) {
 // are at the moment of the run, after each is changed at the prompt, also once the resident
 // helper exists.
 func TestTmuxRunSeesTheShellAsItIsNow(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	const probe = `umask; ulimit -n; ulimit -f; pwd; echo "${NEW-unset}"`
 	before := e.stdoutOf(t, probe)
@@ -128,6 +131,7 @@ func TestTmuxRunSeesTheShellAsItIsNow(t *testing.T) {
 // A resident helper that dies between runs is replaced at the next run, with nothing for the
 // person to do; it is never the shell's child, and it sits in a session of its own.
 func TestTmuxRunResidentHelperKilledBetweenRuns(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	helperPID := func() int {
 		t.Helper()
@@ -184,6 +188,7 @@ func shellPID(t testing.TB, e *enrolled) int {
 // server's generation answers stale_generation, and one that names the new one finds another
 // process in the pane id the enrolled shell had.
 func TestTmuxRunServerRestartedOnTheSameSocket(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	e.stdoutOf(t, "true")
 	lost := strings.Count(e.p.stderr.String(), "tmux_run enrollment lost")
@@ -220,6 +225,7 @@ func TestTmuxRunServerRestartedOnTheSameSocket(t *testing.T) {
 // A shell that ignores SIGHUP can outlive respawn-pane -k, alive and still the same process but
 // no longer in the pane: the run answers process_changed all the same.
 func TestTmuxRunRespawnedPaneWithSurvivingShell(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	e.typeAndWait(t, "trap '' HUP")
 	e.stdoutOf(t, "true")
@@ -232,6 +238,7 @@ func TestTmuxRunRespawnedPaneWithSurvivingShell(t *testing.T) {
 // twenty runs cost fewer than twenty (the only calls are the run stamps, written after the
 // shell agreed, off the runs' path and coalesced). The last run's stamp does reach the pane.
 func TestTmuxRunStartsNoTmuxProcess(t *testing.T) {
+	t.Parallel()
 	real, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Fatal(err)

@@ -170,6 +170,7 @@ func errorOf(t testing.TB, obj map[string]any, code, delivery string) map[string
 }
 
 func TestTmuxRunCompletion(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -206,6 +207,7 @@ func TestTmuxRunCompletion(t *testing.T) {
 }
 
 func TestTmuxRunEnvironmentAndNoInjection(t *testing.T) {
+	t.Parallel()
 	dir, err := os.MkdirTemp("", "lr")
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +217,7 @@ func TestTmuxRunEnvironmentAndNoInjection(t *testing.T) {
 	bangFile := filepath.Join(e.ts.Dir, "bang")
 	e.ts.Type(e.pane, "sleep 0 &!", true)
 	e.ts.Type(e.pane, "echo $! > "+bangFile+".tmp; mv "+bangFile+".tmp "+bangFile, true)
-	waitFile(t, bangFile)
+	tmuxtest.WaitFile(t, bangFile)
 	bang, _ := os.ReadFile(bangFile)
 	e.ts.Type(e.pane, "clear; (exit 7)", true)
 	e.ts.WaitFor(e.pane, func(s string) bool { return strings.TrimSpace(s) == "%" })
@@ -244,6 +246,7 @@ func TestTmuxRunEnvironmentAndNoInjection(t *testing.T) {
 }
 
 func TestTmuxRunShellNotReady(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	mark := filepath.Join(e.ts.Dir, "ran")
 	script := map[string]any{"script": "touch " + mark}
@@ -303,6 +306,7 @@ func TestTmuxRunShellNotReady(t *testing.T) {
 }
 
 func TestTmuxRunRefusals(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	ctx := context.Background()
 	other := e.ts.NewSession("other", "sh")
@@ -334,6 +338,7 @@ func TestTmuxRunRefusals(t *testing.T) {
 }
 
 func TestTmuxRunInProgressAndCancel(t *testing.T) {
+	t.Parallel()
 	e := enrollPane(t)
 	pidfile := filepath.Join(e.ts.Dir, "pid")
 	ctx, cancel := context.WithCancel(context.Background())

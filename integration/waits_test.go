@@ -31,6 +31,7 @@ func quietPane(t testing.TB, ts *tmuxtest.Server) string {
 // list_panes calls behind them: the list_panes answers arrive while the
 // waits block, and the waits all end in one wave, not one after another.
 func TestWaitsConcurrent(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
@@ -68,8 +69,8 @@ func TestWaitsConcurrent(t *testing.T) {
 		sent := time.Now()
 		p.answer("list_panes", map[string]any{})
 		lists = append(lists, time.Since(sent))
-		if time.Since(begin) > 5*time.Second {
-			t.Errorf("list_panes %d answered %s after the waits began, not while they blocked", i, time.Since(begin))
+		if n := len(ends); n > 0 {
+			t.Errorf("list_panes %d answered after %d of the waits had ended, not while they blocked", i, n)
 		}
 	}
 	wg.Wait()
@@ -82,7 +83,9 @@ func TestWaitsConcurrent(t *testing.T) {
 	for d := range ends {
 		first, last = min(first, d), max(last, d)
 	}
-	if last >= 10*time.Second {
+	// One wave is a figure of this machine: asserted with
+	// LIBTMUX_MCP_TIMING_TESTS=1 (.ci/run does, once).
+	if last >= 10*time.Second && tmuxtest.Timing() {
 		t.Errorf("the last of 100 six-second waits ended after %s; want one wave, under 10 s", last)
 	}
 	t.Logf("100 waits: first ended at %s, last at %s; 20 list_panes behind them, slowest %s", first, last, maxDur(lists))
@@ -113,8 +116,11 @@ func cpuTicks(t testing.TB, pid int) int {
 
 // TestWaitForTextIdleCPU: a 10-second wait_for_text that never matches
 // costs the server process under 100 ms of CPU (read from /proc): it
-// sleeps until tmux reports output, it does not poll.
+// sleeps until tmux reports output, it does not poll. A figure of this
+// machine, asserted with LIBTMUX_MCP_TIMING_TESTS=1 (.ci/run does, once).
 func TestWaitForTextIdleCPU(t *testing.T) {
+	t.Parallel()
+	tmuxtest.NeedTiming(t)
 	if testbin.Race() {
 		t.Skip("the race detector's own cost would be measured; run without -race")
 	}
@@ -176,6 +182,7 @@ func descendants(pid int, word string) []string {
 // client goes after the pool's idle second, while run_shell_command's and
 // capture_since's stay (they keep their pane watched, see the README).
 func TestWaitCancellation(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
 	shell := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
@@ -234,6 +241,7 @@ func TestWaitCancellation(t *testing.T) {
 // TestWaitCancelledBySIGTERM: SIGTERM during a wait answers it cancelled,
 // then the server exits 0 and leaves no tmux child behind.
 func TestWaitCancelledBySIGTERM(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
@@ -281,6 +289,7 @@ func TestWaitCancelledBySIGTERM(t *testing.T) {
 // output) stays under 10,000 characters: the read budget keeps the
 // newest lines and the text copy is the structured answer, once.
 func TestRunShellCommandSize(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")
 	ts.WaitFor(pane, func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "$") })
@@ -300,6 +309,7 @@ func TestRunShellCommandSize(t *testing.T) {
 // answers a no_stream tool error, capture_since answers at once with
 // streaming:false, run_shell_command still completes.
 func TestLiveOff(t *testing.T) {
+	t.Parallel()
 	ts := tmuxServer(t)
 	pane := quietPane(t, ts)
 	shell := ts.NewSession("sh", "env", "PS1=$ ", "sh", "-i")

@@ -315,6 +315,7 @@ func TestStdinEOFAnswersWhatWasRead(t *testing.T) {
 // runs: the run is cancelled at once, its answer (cancelled, observed) is
 // written before stdout closes, and the process exits 0.
 func TestStdinEOFAnswersTheRunInFlight(t *testing.T) {
+	t.Parallel()
 	b := build(t)
 	ts := tmuxServer(t)
 	pane := ts.ZshSession("eofrun")

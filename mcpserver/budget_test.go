@@ -9,6 +9,7 @@ import (
 )
 
 func TestKeepNewest(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		why  string
 		b    budget
@@ -31,6 +32,7 @@ func TestKeepNewest(t *testing.T) {
 }
 
 func TestSplitCaptureDropsBlankBottomRows(t *testing.T) {
+	t.Parallel()
 	got := splitCapture("a\n\nb\n   \n\n")
 	if strings.Join(got, "|") != "a||b" {
 		t.Errorf("splitCapture = %q", got)

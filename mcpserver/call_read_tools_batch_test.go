@@ -22,6 +22,7 @@ func ops(n int, tool string, args map[string]any) []map[string]any {
 }
 
 func TestReadBatch(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "batch")
 	ts.Type(pane, "echo hello", true)
@@ -88,6 +89,7 @@ func TestReadBatch(t *testing.T) {
 // the batch, nor is a tool outside inspect; the batch's capability row is
 // the union of what it can still call.
 func TestReadBatchRespectsTheSelection(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "sel")
 	sel, err := Select(tmux.Provenance{}, []string{Inspect}, []string{"tmux_run"}, []string{"capture_pane", "show_environment"})
@@ -124,6 +126,7 @@ func TestReadBatchRespectsTheSelection(t *testing.T) {
 // TestReadBatchByteCap fills a pane with long lines so that 16 full
 // captures pass the 1,000,000-byte cap; the rows past it say so.
 func TestReadBatchByteCap(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "cap")
 	ts.Run("resize-window", "-t", pane, "-x", "1000", "-y", "80")

@@ -20,6 +20,7 @@ import (
 // capabilities.go, each named in the README), and that its input
 // literalization names only arguments its input schema has.
 func TestCapabilityRowValues(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +113,7 @@ func schemaProperties(t *testing.T, schema any) map[string]bool {
 
 // TestInputCapabilityRows pins the rows of the input tools.
 func TestInputCapabilityRows(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"send_keys", "send_keys_batch", "paste_text"} {
 		row := catalog[name].spec().capability
 		if row.ProcessReach != ReachPaneInput || !slices.Equal(row.Effects, []Effect{EffectChange}) ||
@@ -165,6 +167,7 @@ func listedNames(t *testing.T, cs *mcp.ClientSession) []string {
 }
 
 func TestCapabilitiesResource(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("a", "sh")
 	sel, err := Select(tmux.Provenance{State: tmux.StateExisting, Config: tmux.ConfigOther},
@@ -247,6 +250,7 @@ func TestCapabilitiesResource(t *testing.T) {
 }
 
 func TestSocketSelectorByName(t *testing.T) {
+	t.Parallel()
 	srv := &server{tmux: mustClient(t, tmux.Route{SocketName: "agent"})}
 	if got := srv.capabilities().Socket; got.Selector != "name" || got.Value != "agent" {
 		t.Errorf("socket record for --socket-name agent: %+v", got)

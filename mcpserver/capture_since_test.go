@@ -22,6 +22,7 @@ func captureSince(t *testing.T, cs *mcp.ClientSession, args map[string]any) capt
 }
 
 func TestCaptureSinceGrowingLog(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	log := filepath.Join(ts.Dir, "log")
 	if err := os.WriteFile(log, []byte("first\n"), 0o600); err != nil {
@@ -85,6 +86,7 @@ func TestCaptureSinceGrowingLog(t *testing.T) {
 }
 
 func TestCaptureSinceClear(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, clear string }{
 		// As clear sends it where the terminal has E3 (xterm, tmux-256color):
 		// home, erase the screen, erase the scrollback.
@@ -125,6 +127,7 @@ func TestCaptureSinceClear(t *testing.T) {
 // TestCaptureSinceResize: a pane made shorter pushes rows into the history
 // and moves the cursor up, like clear; it is not a discontinuity.
 func TestCaptureSinceResize(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
@@ -141,6 +144,7 @@ func TestCaptureSinceResize(t *testing.T) {
 }
 
 func TestCaptureSinceRefusals(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
 	other := ts.NewSession("t", "sleep", "600")
@@ -187,6 +191,7 @@ func numbered(t *testing.T, lines []string) []int {
 // last one ended (no false continuous:true), and with a history big enough
 // to hold the output no answer may be continuous:false.
 func TestCaptureSinceScrolling(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		history int

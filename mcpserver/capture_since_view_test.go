@@ -73,6 +73,7 @@ func gatedPane(t *testing.T, ts *tmuxtest.Server, limit int, script string) (pan
 // cursor, and a flood over the history is read to its end: every line kept
 // exactly once, in order, and the lost ones counted exactly.
 func TestCaptureSinceRepeatsAndFloods(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		script string
@@ -123,6 +124,7 @@ func TestCaptureSinceRepeatsAndFloods(t *testing.T) {
 // progress bars have a defined answer: the lines as the pane finished them,
 // continuity as it was, and a note naming what happened.
 func TestCaptureSinceScreens(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	script := `echo one; printf '\033[H\033[2J\033[3J'; echo two; printf '\033[?1049h\033[Hdrawn\r\nthere\r\n\033[?1049l'; echo three; ` +
 		`printf 'x%.0s' $(seq 1 100); echo; printf 'p 10%%\rp 50%%\rp 100%%\n'; echo END`
@@ -152,6 +154,7 @@ func TestCaptureSinceScreens(t *testing.T) {
 // while an agent polls every 200-700 ms: received + missed equals printed,
 // exactly. (The 20 s version is integration's BenchmarkCaptureSinceSoak.)
 func TestCaptureSinceSoak(t *testing.T) {
+	t.Parallel()
 	soak(t, 5)
 }
 
@@ -175,6 +178,7 @@ func soak(t *testing.T, seconds int) {
 // Issue 16: 20,000 repeating lines printed in well under a second between
 // two calls: received + missed equals printed.
 func TestCaptureSinceBurstOfRepeats(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane, open := gatedPane(t, ts, 2000, "yes same | head -n 20000; echo END")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
@@ -190,6 +194,7 @@ func TestCaptureSinceBurstOfRepeats(t *testing.T) {
 // Issue 16: with LIBTMUX_MCP_LIVE=0 nothing watches the pane between
 // calls: missedLines is a lower bound, and the note says so.
 func TestCaptureSinceWithoutLiveSaysLowerBound(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: false}})
@@ -205,6 +210,7 @@ func TestCaptureSinceWithoutLiveSaysLowerBound(t *testing.T) {
 // Issue 16: wait_for_text finds a match that scrolled out of the pane's
 // history between two looks: it is in the stream.
 func TestWaitForTextFindsWhatScrolledPast(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane, open := gatedPane(t, ts, 10, "echo needle-$((3+4)); seq 1 3000")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
@@ -221,6 +227,7 @@ func TestWaitForTextFindsWhatScrolledPast(t *testing.T) {
 // connection: the next call says it cannot know what it missed, and the
 // cursor after it is exact again.
 func TestCaptureSinceMovedPane(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
 	other := bashSession(t, ts, "o")

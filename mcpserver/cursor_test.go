@@ -6,6 +6,7 @@ import (
 )
 
 func TestCursorRoundTrip(t *testing.T) {
+	t.Parallel()
 	a := anchor{pane: "%12", row: 4096, hash: 0xabcdef0123456789, cy: 29, height: 30}
 	got, err := parseCursor("%12", a.String())
 	if err != nil || got != a {
@@ -27,6 +28,7 @@ func TestCursorRoundTrip(t *testing.T) {
 }
 
 func TestHashRows(t *testing.T) {
+	t.Parallel()
 	lines := []string{"a", "b", "c", "d"}
 	// The same rows hash the same whatever the capture's first row.
 	h1, ok1 := hashRows(lines, 10, 13)

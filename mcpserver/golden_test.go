@@ -41,6 +41,7 @@ func allTools(t *testing.T) []*mcp.Tool {
 // change: it writes the reflected form; descriptions are what the model
 // reads.
 func TestGoldenSchemas(t *testing.T) {
+	t.Parallel()
 	all := Selection{Toolsets: Toolsets, Tools: ToolNames()}
 	listed := map[string]*mcp.Tool{}
 	if !*update {
@@ -100,6 +101,7 @@ func goldenJSON(t *testing.T, tool *mcp.Tool) []byte {
 // here, not at start), that the list has each name once, and that the
 // argument names and required ones checkArgs uses are the schema's.
 func TestToolSpecs(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, tl := range everyTool() {
 		if err := checkSpec(tl); err != nil {
@@ -137,6 +139,7 @@ func TestToolSpecs(t *testing.T) {
 // idempotent), removing or reaching a process (typing, commands, scripts)
 // is destructive, anything else is neither; tmux is a closed world.
 func TestAnnotationsFollowEffects(t *testing.T) {
+	t.Parallel()
 	for _, tool := range allTools(t) {
 		raw, _ := json.Marshal(tool.Annotations)
 		var hints map[string]any

@@ -17,6 +17,7 @@ import (
 )
 
 func TestCheckArguments(t *testing.T) {
+	t.Parallel()
 	many := "[" + strings.Repeat(`{"tool":"list_panes"},`, MaxListItems) + `{"tool":"list_panes"}]`
 	cases := []struct {
 		why, args, wantErr string
@@ -48,6 +49,7 @@ func TestCheckArguments(t *testing.T) {
 // TestHugeStringsNeverReachTmux: 10 MB names are refused before tmux is
 // asked anything, with a short error.
 func TestHugeStringsNeverReachTmux(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sh")
 	window := strings.TrimSpace(ts.Run("display", "-p", "-t", pane, "#{window_id}"))
@@ -75,6 +77,7 @@ func TestHugeStringsNeverReachTmux(t *testing.T) {
 // TestErrorsQuoteLittle: an error that would quote a long argument quotes
 // its first 200 bytes.
 func TestErrorsQuoteLittle(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s", "sh")
 	cs := connect(t, ts, Deps{})
@@ -89,6 +92,7 @@ func TestErrorsQuoteLittle(t *testing.T) {
 // blocking call a tool error that says how many and what to do; once they
 // answer, blocking calls work again.
 func TestBlockingCap(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s", "sh")
 	cs := connect(t, ts, Deps{Limits: Limits{MaxBlocking: 2, WaitMax: 60 * time.Second}})
@@ -162,6 +166,7 @@ func mustText(res *mcp.CallToolResult) string {
 // tmux for a few hundred rows, not the range (the note counts the rows
 // never read).
 func TestCaptureReadsOnlyWhatTheBudgetReturns(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("long", "sh")
 	ts.Type(pane, "clear; seq 1 3000; echo END", true)
@@ -187,6 +192,7 @@ func TestCaptureReadsOnlyWhatTheBudgetReturns(t *testing.T) {
 // TestDescriptorExhaustionToolError: a call that cannot start tmux for want
 // of descriptors answers a tool error naming the limit and the next step.
 func TestDescriptorExhaustionToolError(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s", "sh")
 	cs := connect(t, ts, Deps{})
@@ -226,6 +232,7 @@ func TestDescriptorExhaustionToolError(t *testing.T) {
 // call, word for word, so a model reads the same text on every path; and a
 // call the guard lets through, or a tool outside the selection, passes.
 func TestArgumentRefusalIsTheGuards(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sh")
 	sel, err := Select(tmux.Provenance{}, nil, []string{"tmux_run"}, []string{"kill_session"})

@@ -3,17 +3,16 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 func TestParseKey(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string // want "" for refused
 		why      string
@@ -54,6 +53,7 @@ func TestParseKey(t *testing.T) {
 }
 
 func TestKeyInputArgs(t *testing.T) {
+	t.Parallel()
 	text := func(s string) string { return s }
 	for _, tc := range []struct {
 		why     string
@@ -94,6 +94,7 @@ func catPane(ts *tmuxtest.Server, name string) string {
 }
 
 func TestSendKeys(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.Run("set-option", "-g", "remain-on-exit", "on")
 	pane := catPane(ts, "keys")
@@ -138,6 +139,7 @@ func TestSendKeys(t *testing.T) {
 }
 
 func TestSendKeysReachesTheSynchronizedCohort(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	a := catPane(ts, "sync")
 	b := strings.TrimSpace(ts.Run("split-window", "-P", "-F", "#{pane_id}", "-t", a, "cat", "-v"))
@@ -155,6 +157,7 @@ func TestSendKeysReachesTheSynchronizedCohort(t *testing.T) {
 }
 
 func TestSendKeysBatch(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	a := catPane(ts, "a")
 	b := catPane(ts, "b")
@@ -218,6 +221,7 @@ func TestSendKeysBatch(t *testing.T) {
 }
 
 func TestPasteText(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	out := filepath.Join(ts.Dir, "pasted")
 	pane := ts.NewSession("paste", "sh", "-c", "exec cat > "+out)
@@ -243,7 +247,7 @@ func TestPasteText(t *testing.T) {
 	if got.PaneID != pane || got.Bytes != len(want) {
 		t.Errorf("paste_text answered %+v; want paneId %s, bytes %d", got, pane, len(want))
 	}
-	waitFile(t, out, want+"\n")
+	tmuxtest.WaitFileHolds(t, out, want+"\n")
 	if bs := buffers(); bs != "" {
 		t.Errorf("buffers left after a paste: %q", bs)
 	}
@@ -290,17 +294,4 @@ func TestPasteTextChecksAgainBeforePasting(t *testing.T) {
 	if bs := ts.Run("list-buffers", "-F", "#{buffer_name}"); bs != "" {
 		t.Errorf("buffer left after the refused paste: %q", bs)
 	}
-}
-
-// waitFile polls path until it holds want, for at most 15 s.
-func waitFile(t *testing.T, path, want string) {
-	t.Helper()
-	var got []byte
-	tmuxtest.Eventually(t, 15*time.Second, fmt.Sprintf("%s holding %d bytes", path, len(want)), func() bool {
-		var err error
-		if got, err = os.ReadFile(path); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		return string(got) == want
-	}, func() string { return fmt.Sprintf("it holds %d:\n%.300q", len(got), got) })
 }

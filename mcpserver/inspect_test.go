@@ -15,6 +15,7 @@ import (
 )
 
 func TestInspectAgainstRealServer(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("work", "sh")
 	second := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", pane, "sh"))
@@ -84,6 +85,7 @@ func TestInspectAgainstRealServer(t *testing.T) {
 }
 
 func TestUnknownTargetsNameTheRecovery(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("a", "sh")
 	cs := connect(t, ts, Deps{})
@@ -113,6 +115,7 @@ func TestUnknownTargetsNameTheRecovery(t *testing.T) {
 }
 
 func TestCaptureOfHugeLineStaysInBudget(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("big", "sh")
 	line := strings.Repeat("0123456789", 50_000) // 500 KB, one line
@@ -144,6 +147,7 @@ func TestCaptureOfHugeLineStaysInBudget(t *testing.T) {
 }
 
 func TestSessionNamesComeBackAsTmuxReportsThem(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	for _, name := range []string{"two words", `it's "quoted"`, "hash #{pane_id} ##", "ünïcödé ✓"} {
 		ts.NewSession(name, "sh")
@@ -188,6 +192,7 @@ func TestListPanesWithoutLocale(t *testing.T) {
 }
 
 func TestCallerAndWatchedPanes(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	watchedPane := ts.NewSession("work", "sh")
 	otherWindowPane := strings.TrimSpace(ts.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=work", "sh"))
@@ -232,6 +237,7 @@ func TestCallerAndWatchedPanes(t *testing.T) {
 // answer comes from a single tmux invocation, so its rows describe one
 // moment and a call costs one process.
 func TestInspectToolsMakeOneTmuxCall(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("one", "sh")
 	ctx := context.Background()

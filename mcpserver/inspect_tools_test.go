@@ -24,6 +24,7 @@ func shPane(t *testing.T, ts *tmuxtest.Server, name string) string {
 }
 
 func TestSnapshotPane(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "snap")
 	ts.Run("select-pane", "-t", pane, "-T", tmux.Literal("my #{title}")) // -T expands formats
@@ -64,6 +65,7 @@ func TestSnapshotPane(t *testing.T) {
 }
 
 func TestSnapshotPaneKeepsTheBudget(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "snap")
 	ts.Type(pane, "i=0; while [ $i -lt 40 ]; do echo line$i; i=$((i+1)); done", true)
@@ -90,6 +92,7 @@ func withSearchLimits(t *testing.T, l searchLimits) {
 }
 
 func TestSearchPanes(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	a := shPane(t, ts, "s1")
 	b := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", a, "sh"))
@@ -194,6 +197,7 @@ func TestSearchPanesLimits(t *testing.T) {
 // TestSearchPanesLineLimitForReal fills a pane's scrollback past the
 // published 20,000-line limit.
 func TestSearchPanesLineLimitForReal(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	a := shPane(t, ts, "big")
 	ts.Type(a, "clear; seq 1 30000; echo DONE", true)
@@ -212,6 +216,7 @@ func TestSearchPanesLineLimitForReal(t *testing.T) {
 }
 
 func TestFindPaneByPosition(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	left := shPane(t, ts, "pos")
 	right := strings.TrimSpace(ts.Run("split-window", "-h", "-d", "-P", "-F", "#{pane_id}", "-t", left, "sh"))
@@ -250,6 +255,7 @@ func TestFindPaneByPosition(t *testing.T) {
 }
 
 func TestShowOption(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "opt")
 	file := filepath.Join(ts.Dir, "pwned")
@@ -305,6 +311,7 @@ func TestShowOption(t *testing.T) {
 }
 
 func TestShowEnvironment(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	shPane(t, ts, "env")
 	ts.Run("set-environment", "-t", "$0", "FOO", "bar baz=1")
@@ -355,6 +362,7 @@ func TestShowEnvironment(t *testing.T) {
 }
 
 func TestShowHooks(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "hooks")
 	ts.Run("set-hook", "-g", "after-new-window", "display-message hi")
@@ -387,6 +395,7 @@ func TestShowHooks(t *testing.T) {
 }
 
 func TestGetTmuxVariables(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "vars")
 	file := filepath.Join(ts.Dir, "pwned")
@@ -429,6 +438,7 @@ func TestGetTmuxVariables(t *testing.T) {
 // TestNewInspectToolsMakeOneTmuxCall: each answer comes from one tmux
 // invocation (search_panes takes two: the panes, then their text).
 func TestNewInspectToolsMakeOneTmuxCall(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shPane(t, ts, "one")
 	win := strings.TrimSpace(ts.Run("display", "-p", "-t", pane, "#{window_id}"))
@@ -458,6 +468,7 @@ func TestNewInspectToolsMakeOneTmuxCall(t *testing.T) {
 // TestSearchPanesPaneLimitForReal searches 201 panes: the first 200 are
 // read in one tmux call, and the answer says the pane limit stopped it.
 func TestSearchPanesPaneLimitForReal(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	first := ts.NewSession("many", "cat")
 	// In batches: tmux 3.7c refuses a command line of more than about

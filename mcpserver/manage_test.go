@@ -36,6 +36,7 @@ func tmuxSays(ts *tmuxtest.Server, target, format string) string {
 }
 
 func TestCreateSessionWindowAndSplit(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	cs := connectAll(t, ts, "", Deps{})
 	dir := filepath.Join(ts.Dir, "start")
@@ -125,6 +126,7 @@ func tmuxSays2Int(t *testing.T, ts *tmuxtest.Server, target, format string) int 
 }
 
 func TestRenameTitleResizeSelect(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("one", "sh")
 	other := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", pane, "sh"))
@@ -203,6 +205,7 @@ func TestRenameTitleResizeSelect(t *testing.T) {
 }
 
 func TestSelectLayout(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("lay", "sh")
 	ts.Run("split-window", "-d", "-t", pane, "sh")
@@ -242,6 +245,7 @@ func TestSelectLayout(t *testing.T) {
 }
 
 func TestResolveLayout(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want, err string
 	}{
@@ -268,6 +272,7 @@ func TestResolveLayout(t *testing.T) {
 }
 
 func TestSwapMoveAndOptions(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	a := ts.NewSession("a", "sh")
 	b := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", a, "sh"))
@@ -344,6 +349,7 @@ func TestSwapMoveAndOptions(t *testing.T) {
 }
 
 func TestRespawnPane(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.Run("set-option", "-g", "remain-on-exit", "on")
 	pane := ts.NewSession("r", "sh", "-c", "exit 3")

@@ -37,6 +37,7 @@ func toolErr(t *testing.T, cs *mcp.ClientSession, name string, args any) string 
 // wrong, then its arguments (the required ones named). None reaches tmux:
 // this server has none.
 func TestArgumentMistakesOneStyle(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	cs := connectServer(t, ctx, New(ctx, Deps{Selection: Selection{Toolsets: Toolsets, Tools: ToolNames()}}))
@@ -75,6 +76,7 @@ func TestArgumentMistakesOneStyle(t *testing.T) {
 // did not enable stays unlisted, and a call to it answers what turns it on;
 // a name that is no tool at all is still a protocol error.
 func TestHiddenToolSaysWhatTurnsItOn(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sel, err := Select(tmux.Provenance{State: tmux.StateExisting, Config: tmux.ConfigOther}, nil, nil, []string{"capture_pane"})
@@ -139,6 +141,7 @@ func (r refusingRunner) Run(_ context.Context, req broker.Request) broker.Outcom
 // invitation needs SIGHUP, a live one needs a person to source it; a lost
 // enrollment names SIGHUP too.
 func TestTmuxRunRefusalNamesTheStepThatHelps(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	invited := shPane(t, ts, "invited")
 	expired := shPane(t, ts, "expired")

@@ -24,6 +24,7 @@ func toolsOf(sets ...string) []string {
 }
 
 func TestSelect(t *testing.T) {
+	t.Parallel()
 	full := tmux.Provenance{State: tmux.StateNew, Config: tmux.ConfigMinimal}
 	newOther := tmux.Provenance{State: tmux.StateNew, Config: tmux.ConfigOther}
 	existing := tmux.Provenance{State: tmux.StateExisting, Config: tmux.ConfigOther}
@@ -96,6 +97,7 @@ func TestSelect(t *testing.T) {
 // tools outside the selection through a client, and changes the
 // Selection after New to show the surface is frozen.
 func TestHiddenToolsAreNeitherListedNorCallable(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := catPane(ts, "h")
 	sel, err := Select(tmux.Provenance{}, []string{Inspect}, []string{"send_keys"}, []string{"capture_pane"})
@@ -134,6 +136,7 @@ func minus(a []string, b ...string) []string {
 // TestBlockingTools: the calls stdin EOF cancels at once are exactly the
 // waits and the runs; every other call read before EOF gets its answer.
 func TestBlockingTools(t *testing.T) {
+	t.Parallel()
 	want := []string{"capture_since", "run_shell_command", "tmux_run", "wait_for_channel", "wait_for_text"}
 	if got := BlockingTools(); !slices.Equal(got, want) {
 		t.Errorf("BlockingTools() = %v; want %v", got, want)

@@ -9,8 +9,9 @@ import (
 )
 
 // childrenRunning lists this process's descendant processes whose command
-// line contains word, read from /proc.
-func childrenRunning(t *testing.T, word string) []string {
+// line contains every one of words, read from /proc. Tests run in
+// parallel, so a test names its own socket among the words.
+func childrenRunning(t *testing.T, words ...string) []string {
 	t.Helper()
 	self := os.Getpid()
 	parent := map[int]int{}
@@ -35,7 +36,7 @@ func childrenRunning(t *testing.T, word string) []string {
 	for pid, cl := range cmdline {
 		for p := parent[pid]; p > 1; p = parent[p] {
 			if p == self {
-				if strings.Contains(cl, word) {
+				if containsAll(cl, words) {
 					out = append(out, strconv.Itoa(pid)+": "+cl)
 				}
 				break
@@ -43,4 +44,13 @@ func childrenRunning(t *testing.T, word string) []string {
 		}
 	}
 	return out
+}
+
+func containsAll(s string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
 }

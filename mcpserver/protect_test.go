@@ -28,6 +28,7 @@ func newTestServer(t *testing.T, ts *tmuxtest.Server, d Deps) *server {
 }
 
 func TestProtectRefusals(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ctx := context.Background()
 	plain := ts.NewSession("plain", "sh")
@@ -77,6 +78,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // TestAttendedDecision decides LIBTMUX_MCP_ATTENDED on made-up clients
 // with a fixed clock: the decision depends on the time only through now.
 func TestAttendedDecision(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_000_000, 0)
 	ago := func(d time.Duration) int { return int(now.Add(-d).Unix()) }
 	pane := tmux.Pane{ID: "%1", WindowID: "@1", Active: true}
@@ -124,6 +126,7 @@ func TestAttendedDecision(t *testing.T) {
 // and checks each LIBTMUX_MCP_ATTENDED mode through send_keys and
 // paste_text.
 func TestAttendedWithARealClient(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	watched := catPane(ts, "work")
 	viewer := ts.AttachPerson("work")
@@ -154,6 +157,7 @@ func TestAttendedWithARealClient(t *testing.T) {
 // synchronized window into copy-mode: keys to another member would reach
 // it and are refused; a paste reaches the target only and is allowed.
 func TestCohortMembersAreCheckedForKeysOnly(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	a := ts.NewSession("sync", "sh")
 	b := strings.TrimSpace(ts.Run("split-window", "-P", "-F", "#{pane_id}", "-t", a, "sh"))

@@ -11,6 +11,7 @@ import (
 // TestREADMEToolTable keeps the README's tool table in step with the
 // catalog: every tool once, with its toolset ("opt-in" for none).
 func TestREADMEToolTable(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ func runCmd(t *testing.T, cs *mcp.ClientSession, args map[string]any) runShellCo
 }
 
 func TestRunShellCommandOutcomes(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh"} {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
@@ -108,6 +109,7 @@ func TestRunShellCommandOutcomes(t *testing.T) {
 }
 
 func TestRunShellCommandNarrowPane(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	for _, shell := range []string{"bash", "zsh"} {
 		var pane string
@@ -130,6 +132,7 @@ func TestRunShellCommandNarrowPane(t *testing.T) {
 }
 
 func TestRunShellCommandPaneDied(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	for _, live := range []bool{true, false} {
 		pane := ts.ZshSession(fmt.Sprintf("z%v", live))
@@ -150,6 +153,7 @@ func TestRunShellCommandPaneDied(t *testing.T) {
 }
 
 func TestRunShellCommandRefusals(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.ZshSession("z")
 	other := ts.NewSession("s", "sleep", "600")
@@ -173,6 +177,7 @@ func TestRunShellCommandRefusals(t *testing.T) {
 }
 
 func TestRunShellCommandCancelledByShutdown(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.ZshSession("z")
 	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
@@ -186,6 +191,7 @@ func TestRunShellCommandCancelledByShutdown(t *testing.T) {
 }
 
 func TestRunShellCommandServerKilled(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.ZshSession("z")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
@@ -203,6 +209,7 @@ func TestRunShellCommandServerKilled(t *testing.T) {
 // TestRunShellCommandPaneDiesAndStays: a shell that dies in a pane kept by
 // remain-on-exit changes no layout; the run still ends at once.
 func TestRunShellCommandPaneDiesAndStays(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.ZshSession("z")
@@ -231,6 +238,7 @@ func statusOf(r runShellCommandResult) any {
 // the exit status still never depends on the screen: the frame's exit trap
 // stores it in a pane option that the completion waiter reads.
 func TestRunShellCommandProcessPathStatus(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh"} {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)

@@ -39,6 +39,7 @@ func wantStatus(t *testing.T, what string, got runShellCommandResult, status int
 // first command of a fresh pane, and every kind of clear after it, the
 // alternate screen, and output that looks like a marker.
 func TestRunShellCommandScreenIndependent(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh"} {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
@@ -78,6 +79,7 @@ func TestRunShellCommandScreenIndependent(t *testing.T) {
 // Issue 15: eight concurrent calls on one pane: exactly one runs, and the
 // seven others are refused at once, before it ends, naming it.
 func TestRunShellCommandOnePerPane(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shellPane(t, ts, "bash")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
@@ -128,6 +130,7 @@ func TestRunShellCommandOnePerPane(t *testing.T) {
 // exit status and output. A timeout over the ceiling is clamped, in the
 // note. (The issue's 40 s command and 30 s timeout, scaled down.)
 func TestRunShellCommandCollectAfterTimeout(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shellPane(t, ts, "zsh")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true, WaitMax: 1500 * time.Millisecond}})
@@ -162,6 +165,7 @@ func TestRunShellCommandCollectAfterTimeout(t *testing.T) {
 // the exact count left between, and a cursor that reads every one still
 // kept; the lost ones are counted exactly.
 func TestRunShellCommandLongOutput(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.Run("set-option", "-g", "history-limit", "2000")
 	pane := shellPane(t, ts, "bash")
@@ -219,6 +223,7 @@ func TestRunShellCommandLongOutput(t *testing.T) {
 // Issue 15: a shell that waits for its foreground child, with or without
 // job control, is not at its prompt.
 func TestRunShellCommandRefusesForegroundProgram(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	tmuxtest.Need(t, "bash")
 	noJobControl := ts.NewSession("cat", "bash", "-c", "cat >/dev/null; true")
@@ -240,6 +245,7 @@ func TestRunShellCommandRefusesForegroundProgram(t *testing.T) {
 // Issue 15: split_window and create_window start in the target pane's
 // directory unless told otherwise.
 func TestNewPanesStartInThePanesDirectory(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shellPane(t, ts, "zsh")
 	dir, _ := filepath.EvalSymlinks(ts.Dir)
@@ -279,6 +285,7 @@ func plainNumbers(lines []string) []int {
 // A command interrupted with C-c ends its shell's line without the status
 // line: the run answers interrupted (no exit status) and frees the pane.
 func TestRunShellCommandInterrupted(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh"} {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
@@ -304,6 +311,7 @@ func TestRunShellCommandInterrupted(t *testing.T) {
 // where it fails to parse and changes nothing in the shell; either way
 // cd stays inside.
 func TestRunShellCommandOneSubshell(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh"} {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)

@@ -10,6 +10,7 @@ import (
 // additionalProperties:false, so the handler must refuse unknown names
 // itself, before anything reaches tmux (this server has no tmux at all).
 func TestUnknownArgumentsRefused(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	cs := connectServer(t, ctx, New(ctx, Deps{Selection: Selection{Toolsets: Toolsets, Tools: ToolNames()}}))
@@ -31,6 +32,7 @@ func TestUnknownArgumentsRefused(t *testing.T) {
 // empty schema as jsonschema-go writes it, included), so no client built
 // on it could list the tools.
 func TestSchemaPropertiesAreObjects(t *testing.T) {
+	t.Parallel()
 	for _, tool := range allTools(t) {
 		for which, schema := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {
 			if schema == nil {

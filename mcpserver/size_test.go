@@ -21,6 +21,7 @@ const maxToolsListBytes = 40_000
 // every tool of this build on (all four toolsets and tmux_run), as the
 // compact JSON of the listed tools. Run with -v for the figures.
 func TestToolsListSize(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sel, err := Select(tmux.Provenance{State: tmux.StateNew, Config: tmux.ConfigMinimal}, nil, []string{"tmux_run"}, nil)

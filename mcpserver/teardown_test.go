@@ -29,6 +29,7 @@ func removed(panes, windows, sessions []string) removedResult {
 // checks that the caller's pane, its window and its session are refused
 // without force and go with force equal to the caller's pane id.
 func TestTeardownCallerAndContainers(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	caller := ts.NewSession("a", "sh")
 	neighbour := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", caller, "sh"))
@@ -94,6 +95,7 @@ func TestTeardownCallerAndContainers(t *testing.T) {
 }
 
 func TestTeardownForcedCallerPaneAndSession(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	caller := ts.NewSession("me", "sh")
 	other := strings.TrimSpace(ts.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", caller, "sh"))
@@ -114,6 +116,7 @@ func TestTeardownForcedCallerPaneAndSession(t *testing.T) {
 }
 
 func TestClearPaneScrollback(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("h", "sh", "-c", "seq 500; exec cat")
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "500") }) // seq is done
@@ -134,6 +137,7 @@ func TestClearPaneScrollback(t *testing.T) {
 // LIBTMUX_MCP_ATTENDED=watched every teardown of what the person sees is
 // refused, force or not, while what only the control client shows goes.
 func TestTeardownRefusesWatchedPane(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	watched := ts.NewSession("work", "sh")
 	watchedWindow, workSession := tmuxSays(ts, watched, "#{window_id}"), tmuxSays(ts, watched, "#{session_id}")

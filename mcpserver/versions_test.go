@@ -18,6 +18,7 @@ import (
 // split rows on control bytes failed at the first row (and so did the
 // server's startup).
 func TestRowsKeepOddValues(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	dir := filepath.Join(ts.Dir, "d\tx\\037\x01y<f0>")
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -64,6 +65,7 @@ func TestRowsKeepOddValues(t *testing.T) {
 // default window-size (latest): tmux 3.2a made such a detached session
 // 80x24 whatever -x and -y said.
 func TestCreateSessionSizeUnderDefaultWindowSize(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.Run("set", "-g", "window-size", "latest")
 	cs := connectAll(t, ts, "", Deps{})

@@ -41,6 +41,7 @@ func connectLife(t *testing.T, ts *tmuxtest.Server, d Deps) (*mcp.ClientSession,
 }
 
 func TestWaitForChannel(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s")
 	cs := connect(t, ts, Deps{Limits: Limits{WaitMax: 5 * time.Second}})
@@ -59,7 +60,7 @@ func TestWaitForChannel(t *testing.T) {
 
 	// Signalled during the wait, by a pane's shell.
 	done := callAsync[waitForChannelResult](cs, "wait_for_channel", map[string]any{"channel": "later", "timeoutMs": 60000})
-	waitingFor(t) // the wait has begun: the signal comes during it, not before
+	waitingFor(t, ts) // the wait has begun: the signal comes during it, not before
 	ts.Run("wait-for", "-S", "later")
 	r := receive(t, done, 10*time.Second)
 	if r.Outcome != "signalled" || r.EffectiveTimeoutMs != 5000 {
@@ -80,11 +81,12 @@ func TestWaitForChannel(t *testing.T) {
 }
 
 func TestWaitForChannelServerDied(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s")
 	cs := connect(t, ts, Deps{})
 	done := callAsync[waitForChannelResult](cs, "wait_for_channel", map[string]any{"channel": "c"})
-	waitingFor(t)
+	waitingFor(t, ts)
 	ts.KillServer() // gone, not going: the signal_channel below must find no server
 	r := receive(t, done, 10*time.Second)
 	if r.Outcome != "server_died" {
@@ -96,25 +98,26 @@ func TestWaitForChannelServerDied(t *testing.T) {
 
 // waitingFor waits until some tmux process of this test runs wait-for
 // (the wait has begun), and fails the test when none does within 10 s.
-func waitingFor(t *testing.T) {
+func waitingFor(t *testing.T, ts *tmuxtest.Server) {
 	t.Helper()
 	tmuxtest.Eventually(t, 10*time.Second, "a tmux wait-for process starting", func() bool {
-		return len(childrenRunning(t, "wait-for")) > 0
+		return len(childrenRunning(t, "wait-for", ts.Socket)) > 0
 	})
 }
 
 func TestWaitForChannelCancelledByShutdown(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s")
 	cs, shutdown := connectLife(t, ts, Deps{})
 	done := callAsync[waitForChannelResult](cs, "wait_for_channel", map[string]any{"channel": "c"})
-	waitingFor(t)
+	waitingFor(t, ts)
 	shutdown()
 	r := receive(t, done, 5*time.Second)
 	if r.Outcome != "cancelled" {
 		t.Errorf("shutdown during the wait: %+v; want cancelled", r)
 	}
-	if left := childrenRunning(t, "wait-for"); len(left) > 0 {
+	if left := childrenRunning(t, "wait-for", ts.Socket); len(left) > 0 {
 		t.Errorf("tmux wait-for processes left behind: %v", left)
 	}
 }

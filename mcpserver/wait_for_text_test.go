@@ -37,6 +37,7 @@ func answer(t *testing.T, ch <-chan reply[waitForTextResult]) waitForTextResult 
 }
 
 func TestWaitForText(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
@@ -89,6 +90,7 @@ func TestWaitForText(t *testing.T) {
 }
 
 func TestWaitForTextPaneDied(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
 	ts.Run("split-window", "-d", "-t", pane, "sleep", "600")
@@ -114,6 +116,7 @@ func TestWaitForTextPaneDied(t *testing.T) {
 }
 
 func TestWaitForTextCancelledAndNoStream(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
 	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
@@ -129,6 +132,7 @@ func TestWaitForTextCancelledAndNoStream(t *testing.T) {
 }
 
 func TestTypedLogDiscountsEcho(t *testing.T) {
+	t.Parallel()
 	var l typedLog
 	l.noteTyped("%1", "make build && echo done\n")
 	screen := "$ make build && echo done\nbuilding\ndone"
@@ -145,6 +149,7 @@ func TestTypedLogDiscountsEcho(t *testing.T) {
 // remain-on-exit prints nothing and changes no layout; the #{pane_dead}
 // subscription tells the wait.
 func TestWaitForTextPaneDiesAndStays(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.NewSession("s", "sleep", "600")
@@ -162,6 +167,7 @@ func TestWaitForTextPaneDiesAndStays(t *testing.T) {
 // TestWaitForTextIgnoresTypedInput: text this server typed with send_keys
 // or paste_text shows in the pane as the shell's echo, which is not output.
 func TestWaitForTextIgnoresTypedInput(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "typed")
 	cs := connect(t, ts, Deps{Limits: Limits{Live: true, Attended: "ignore"}})

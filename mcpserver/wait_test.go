@@ -12,6 +12,7 @@ import (
 )
 
 func TestEffectiveTimeout(t *testing.T) {
+	t.Parallel()
 	s := &server{deps: Deps{Limits: Limits{WaitMax: 30 * time.Second}}}
 	ms := func(v int64) *int64 { return &v }
 	for _, c := range []struct {
@@ -34,6 +35,7 @@ func TestEffectiveTimeout(t *testing.T) {
 // TestWaitProgress: a client that sends a progress token gets progress
 // notifications while a wait blocks.
 func TestWaitProgress(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,28 +47,13 @@ type sh struct {
 	hist string // HISTFILE
 }
 
-// shortTempDir is a private directory with a short path (tmux and broker
-// socket paths must stay under 108 bytes; t.TempDir's can be longer).
-func shortTempDir(t *testing.T, pattern string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // newShell starts a private tmux server with one zsh pane and waits for
 // its prompt. extraRC is appended to the .zshrc.
 func newShell(t *testing.T, extraRC string) *sh {
 	t.Helper()
 	ts := tmuxtest.Start(t)
 	tmuxtest.Need(t, "zsh")
-	dir := shortTempDir(t, "ss")
+	dir := tmuxtest.ShortTempDir(t, "ss")
 	s := &sh{t: t, ts: ts, dir: dir, hist: filepath.Join(dir, "hist")}
 	rc := "PS1='%% '\nHISTFILE=" + quote(s.hist) + "\nSAVEHIST=100\nHISTSIZE=100\nsetopt INC_APPEND_HISTORY\n" + extraRC
 	if err := os.WriteFile(filepath.Join(dir, ".zshrc"), []byte(rc), 0o600); err != nil {
@@ -258,7 +244,7 @@ cat <&3 >/dev/null
 
 func newBroker(t *testing.T) *broker {
 	t.Helper()
-	dir := shortTempDir(t, "ss it's ")
+	dir := tmuxtest.ShortTempDir(t, "ss it's ")
 	b := &broker{t: t, dir: dir, sock: filepath.Join(dir, "b.sock"), helper: filepath.Join(dir, "the helper")}
 	if err := os.WriteFile(b.helper, []byte(fakeHelper), 0o700); err != nil {
 		t.Fatal(err)
@@ -426,20 +412,11 @@ func (s *sh) enroll(b *broker, eid string) (*conn, hello) {
 	c.send("OK " + eid)
 	want := "tmux_run enrolled in pane " + s.pane + "; run libtmux_mcp_unenroll to stop"
 	l := s.waitPrompt(before)
-	if !contains(l, want) {
+	if !slices.Contains(l, want) {
 		s.t.Fatalf("no %q; the pane shows:\n%s", want, strings.Join(l, "\n"))
 	}
 	c.eof()
 	return b.reattach(eid), h
-}
-
-func contains(lines []string, want string) bool {
-	for _, l := range lines {
-		if l == want {
-			return true
-		}
-	}
-	return false
 }
 
 // helperConn accepts the SPAWN connection and reads what the helper wrote.

@@ -4,6 +4,7 @@ package shellsetup
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -243,7 +244,7 @@ func TestRefusedThenSourcedAgain(t *testing.T) {
 	}
 	c2.send("OK " + eid)
 	s.waitFor("the enrolled line", func(l []string) bool {
-		return contains(l, "tmux_run enrolled in pane "+s.pane+"; run libtmux_mcp_unenroll to stop")
+		return slices.Contains(l, "tmux_run enrolled in pane "+s.pane+"; run libtmux_mcp_unenroll to stop")
 	})
 	if strings.Contains(s.screen(), token) {
 		t.Error("the token is on the screen")
@@ -306,7 +307,7 @@ func TestNestedShellReportsItsOwnPid(t *testing.T) {
 		t.Errorf("the nested shell's parent is %d; want the pane's zsh %d", got, s.pid)
 	}
 	c.send("NO not-pane-process")
-	s.waitFor("the refusal", func(l []string) bool { return contains(l, "tmux_run enrollment refused: not-pane-process") })
+	s.waitFor("the refusal", func(l []string) bool { return slices.Contains(l, "tmux_run enrollment refused: not-pane-process") })
 }
 
 // 8. libtmux_mcp_unenroll says BYE, closes the connection and says so.
@@ -441,7 +442,7 @@ func TestHostileShellSettings(t *testing.T) {
 	}
 	// The options the file turned off while it was read are back on.
 	out := s.typeLine(`print -r -- "${options[xtrace]} ${options[verbose]} ${options[aliases]} ${options[rcquotes]} ${options[ignoreclosebraces]}"`)
-	if !contains(out, "on on on on on") {
+	if !slices.Contains(out, "on on on on on") {
 		t.Errorf("options after sourcing: %q; want all on", out)
 	}
 	c.eof()

@@ -2,6 +2,7 @@ package tmux_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,17 +70,8 @@ func TestJoinedCaptureTrimsTrailingSpaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	for what, lines := range map[string][]string{"CaptureRowsJoined": joined, "Capture -J": strings.Split(text, "\n")} {
-		if !contains(lines, "x") || !contains(lines, "ab") || !contains(lines, "END") {
+		if !slices.Contains(lines, "x") || !slices.Contains(lines, "ab") || !slices.Contains(lines, "END") {
 			t.Errorf("%s lines %q; want the lines \"x\" and \"ab\" without trailing spaces", what, lines)
 		}
 	}
-}
-
-func contains(lines []string, want string) bool {
-	for _, l := range lines {
-		if l == want {
-			return true
-		}
-	}
-	return false
 }

@@ -26,6 +26,7 @@ const (
 // handled referenced, params and all: over HTTP, before these frames were
 // answered without go-sdk, the eight kept 17 to 21 MiB.
 func TestHostileFramesLarge(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("hostile frames; skipped with -short")
 	}
@@ -33,6 +34,7 @@ func TestHostileFramesLarge(t *testing.T) {
 	refused := wantToolError(`call_read_tools_batch: \"operations\" has more than 256 items; send at most 256`)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
 			sendLarge(t, transport, func(id string) string { return callFrame(id, "call_read_tools_batch", ops) }, refused)
 		})
 	}
@@ -45,6 +47,7 @@ func TestHostileFramesLarge(t *testing.T) {
 // request the server pings the session itself, which pushes it out of
 // go-sdk's handler queue (without that, the eight kept about 32 MB).
 func TestHostileFramesLargeAccepted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("hostile frames; skipped with -short")
 	}
@@ -57,6 +60,7 @@ func TestHostileFramesLargeAccepted(t *testing.T) {
 	}
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
 			sendLarge(t, transport, func(id string) string {
 				return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping","params":` + meta + `}`
 			}, answered)

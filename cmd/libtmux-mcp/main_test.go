@@ -61,6 +61,7 @@ func start(t *testing.T, args []string, env ...string) result {
 }
 
 func TestStartupRefusals(t *testing.T) {
+	t.Parallel()
 	nine := []string{"--enable-tool", "tmux_run"}
 	for i := range 9 {
 		nine = append(nine, "--enroll-pane", fmt.Sprintf("%%%d=/tmp/libtmux-mcp-e%d", i, i))

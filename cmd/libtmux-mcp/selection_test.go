@@ -14,6 +14,7 @@ import (
 // does (config.Load, then mcpserver.Select with the server's provenance)
 // for each policy flag and variable, alone and together.
 func TestSelectionFromFlagsAndVariables(t *testing.T) {
+	t.Parallel()
 	names := config.Names{Tools: mcpserver.ToolNames(), Toolsets: mcpserver.Toolsets}
 	full := tmux.Provenance{State: tmux.StateNew, Config: tmux.ConfigMinimal}
 	existing := tmux.Provenance{State: tmux.StateExisting, Config: tmux.ConfigOther}

@@ -59,9 +59,10 @@ try {
   // scenario and a total that counts the expected failures too, and exits
   // 0 only when the failures are exactly the baseline. Its own output is
   // shown only when it fails, so that CI logs count this script's closing
-  // line, not the suite's; the results are kept in conformance-results/.
+  // line, not the suite's; the results are kept in conformance-results/
+  // (or LIBTMUX_MCP_CONFORMANCE_RESULTS, for runs side by side).
   const out = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [suite, 'server', '--url', proxied, '--expected-failures', baseline, '-o', path.join(here, 'conformance-results')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [suite, 'server', '--url', proxied, '--expected-failures', baseline, '-o', process.env.LIBTMUX_MCP_CONFORMANCE_RESULTS || path.join(here, 'conformance-results')], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     child.stdout.on('data', (b) => (text += b));
     child.stderr.on('data', (b) => (text += b));

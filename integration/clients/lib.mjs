@@ -15,10 +15,15 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 // unless something is wrong.
 export const STEP_MS = 30_000;
 
+// Where the temporary directories go: /tmp, or LIBTMUX_MCP_CLIENT_TMP (a
+// short path of its own), so that runs side by side can each tell their
+// own tmux servers (.ci/run checks that none is left running).
+const tmpRoot = process.env.LIBTMUX_MCP_CLIENT_TMP || '/tmp';
+
 // A temporary directory with a short path (tmux socket paths must stay
 // under 108 bytes), removed when the process exits.
 export function shortTempDir(prefix = 'lmc') {
-  const dir = mkdtempSync(path.join('/tmp', prefix));
+  const dir = mkdtempSync(path.join(tmpRoot, prefix));
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
@@ -50,8 +55,13 @@ export class Checks {
 }
 
 // build compiles libtmux-mcp and its helper (without cgo) into a temporary
-// directory and returns their paths.
+// directory and returns their paths. With LIBTMUX_MCP_CLIENT_BIN set to a
+// directory already holding both (built so), it uses those instead.
 export function build() {
+  const prebuilt = process.env.LIBTMUX_MCP_CLIENT_BIN;
+  if (prebuilt) {
+    return { server: path.join(prebuilt, 'libtmux-mcp'), helper: path.join(prebuilt, 'libtmux-mcp-helper') };
+  }
   const dir = shortTempDir('lmb');
   const out = dir + path.sep;
   const env = { ...process.env };

@@ -328,3 +328,66 @@ func Eventually(t testing.TB, timeout time.Duration, what string, ok func() bool
 		time.Sleep(pollEvery) // the polling interval, not synchronization
 	}
 }
+
+// TimingEnv names the variable that turns on the assertions about figures
+// (CPU time, memory, how long something took) kept beside functional tests:
+// LIBTMUX_MCP_TIMING_TESTS=1. They measure this machine as much as the
+// code, so a plain go test leaves them out; .ci/run runs them once, on an
+// otherwise idle step.
+const TimingEnv = "LIBTMUX_MCP_TIMING_TESTS"
+
+// Timing reports whether LIBTMUX_MCP_TIMING_TESTS=1 asks for the figures'
+// assertions.
+func Timing() bool { return os.Getenv(TimingEnv) == "1" }
+
+// NeedTiming skips a test that asserts a figure unless
+// LIBTMUX_MCP_TIMING_TESTS=1.
+func NeedTiming(t testing.TB) {
+	t.Helper()
+	if !Timing() {
+		t.Skip("asserts a figure of this machine; run with " + TimingEnv + "=1")
+	}
+}
+
+// ShortTempDir makes a private (0700) directory named from pattern as
+// os.MkdirTemp does, with a short path under the system's temporary
+// directory: tmux and broker socket paths must stay under 108 bytes, and
+// t.TempDir's can be longer. It is removed in t.Cleanup.
+func ShortTempDir(t testing.TB, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// WaitFile waits until path exists, for at most 20 s.
+func WaitFile(t testing.TB, path string) {
+	t.Helper()
+	Eventually(t, 20*time.Second, path+" appearing", func() bool {
+		_, err := os.Stat(path)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	})
+}
+
+// WaitFileHolds waits until path holds exactly want, for at most 20 s, and
+// fails the test with what it holds otherwise.
+func WaitFileHolds(t testing.TB, path, want string) {
+	t.Helper()
+	var got []byte
+	Eventually(t, 20*time.Second, fmt.Sprintf("%s holding %d bytes", path, len(want)), func() bool {
+		var err error
+		if got, err = os.ReadFile(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return string(got) == want
+	}, func() string { return fmt.Sprintf("it holds %d:\n%.300q", len(got), got) })
+}
