@@ -180,7 +180,7 @@ func descendants(pid int, word string) []string {
 // TestWaitCancellation cancels waits from the client: each call returns at
 // once, and no tmux wait-for process is left behind; a wait's control-mode
 // client goes after the pool's idle second, while run_shell_command's and
-// capture_since's stay (they keep their pane watched, see the README).
+// capture_since's stay (they keep their pane watched, see docs/internals.md).
 func TestWaitCancellation(t *testing.T) {
 	t.Parallel()
 	ts := tmuxServer(t)
