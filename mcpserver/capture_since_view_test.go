@@ -94,7 +94,7 @@ func TestCaptureSinceRepeatsAndFloods(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
 			pane, open := gatedPane(t, ts, 2000, c.script+"; echo END")
-			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			cs := connect(t, ts, Deps{})
 			first := captureSince(t, cs, map[string]any{"paneId": pane})
 			open()
 			// Wait until the flood is over, then read: everything happened
@@ -128,7 +128,7 @@ func TestCaptureSinceScreens(t *testing.T) {
 		`printf 'x%.0s' $(seq 1 100); echo; printf 'p 10%%\rp 50%%\rp 100%%\n'; echo END`
 	pane, open := gatedPane(t, ts, 2000, script)
 	ts.Run("resize-window", "-t", pane, "-x", "40", "-y", "10")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	first := captureSince(t, cs, map[string]any{"paneId": pane})
 	open()
 	f := follow(t, cs, pane, first.Cursor, func(l string) bool { return l == "END" }, nil)
@@ -159,7 +159,7 @@ func soak(t *testing.T, seconds int) {
 	ts := tmuxtest.Start(t)
 	script := fmt.Sprintf(`n=0; end=$((SECONDS+%d)); while [ $SECONDS -lt $end ]; do for k in 1 2 3 4 5 6 7 8 9 10; do echo same; echo "beat $((n %% 3))"; echo "distinct $n"; n=$((n+3)); done; done; echo "END $n"`, seconds)
 	pane, open := gatedPane(t, ts, 2000, script)
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	first := captureSince(t, cs, map[string]any{"paneId": pane})
 	open()
 	f := follow(t, cs, pane, first.Cursor, func(l string) bool { return strings.HasPrefix(l, "END ") }, func() {
@@ -177,7 +177,7 @@ func soak(t *testing.T, seconds int) {
 func TestCaptureSinceBurstOfRepeats(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane, open := gatedPane(t, ts, 2000, "yes same | head -n 20000; echo END")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	first := captureSince(t, cs, map[string]any{"paneId": pane})
 	open()
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "END") })
@@ -192,7 +192,7 @@ func TestCaptureSinceBurstOfRepeats(t *testing.T) {
 func TestCaptureSinceWithoutLiveSaysLowerBound(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: false}})
+	cs := connect(t, ts, Deps{Limits: Limits{NoLive: true}})
 	first := captureSince(t, cs, map[string]any{"paneId": pane})
 	ts.Type(pane, "echo hello", true)
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "hello\n") })
@@ -207,7 +207,7 @@ func TestCaptureSinceWithoutLiveSaysLowerBound(t *testing.T) {
 func TestWaitForTextFindsWhatScrolledPast(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane, open := gatedPane(t, ts, 10, "echo needle-$((3+4)); seq 1 3000")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "needle-7", "timeoutMs": 15000})
 	waitingOn(t, ts)
 	open()
@@ -224,7 +224,7 @@ func TestCaptureSinceMovedPane(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
 	other := bashSession(t, ts, "o")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	first := captureSince(t, cs, map[string]any{"paneId": pane})
 	ts.Run("join-pane", "-d", "-s", pane, "-t", other)
 	ts.Type(pane, "echo moved-$((1+1))", true)

@@ -39,7 +39,7 @@ func answer(t *testing.T, ch <-chan reply[waitForTextResult]) waitForTextResult 
 func TestWaitForText(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 
 	// Printed after the wait began; the typed line does not contain it.
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "ready-42"})
@@ -92,7 +92,7 @@ func TestWaitForTextPaneDied(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
 	ts.Run("split-window", "-d", "-t", pane, "sleep", "600")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "x"})
 	waitingOn(t, ts)
 	begin := time.Now()
@@ -116,7 +116,7 @@ func TestWaitForTextPaneDied(t *testing.T) {
 func TestWaitForTextCancelledAndNoStream(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
-	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
+	cs, shutdown := connectLife(t, ts, Deps{})
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "x"})
 	waitingOn(t, ts)
 	shutdown()
@@ -124,7 +124,7 @@ func TestWaitForTextCancelledAndNoStream(t *testing.T) {
 		t.Errorf("shutdown: %+v; want cancelled", got)
 	}
 
-	off := connect(t, ts, Deps{})
+	off := connect(t, ts, Deps{Limits: Limits{NoLive: true}}) // LIBTMUX_MCP_LIVE=0
 	callErr(t, off, "wait_for_text", map[string]any{"paneId": pane, "pattern": "x"}, "no_stream")
 }
 
@@ -148,7 +148,7 @@ func TestWaitForTextPaneDiesAndStays(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.NewSession("s", "sleep", "600")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 20000})
 	waitingOn(t, ts)
 	begin := time.Now()
@@ -164,7 +164,7 @@ func TestWaitForTextPaneDiesAndStays(t *testing.T) {
 func TestWaitForTextIgnoresTypedInput(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "typed")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true, Attended: "ignore"}})
+	cs := connect(t, ts, Deps{Limits: Limits{Attended: "ignore"}})
 	for _, tc := range []struct{ tool, text string }{
 		{"send_keys", "zz-typed-by-send-keys"},
 		{"paste_text", "zz-typed-by-paste"},

@@ -67,7 +67,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 			MaxResultLines: cfg.MaxResultLines,
 			MaxResultChars: cfg.MaxResultChars,
 			WaitMax:        cfg.WaitMax,
-			Live:           cfg.Live,
+			NoLive:         !cfg.Live,
 			Attended:       cfg.Attended,
 			MaxBlocking:    cfg.MaxBlocking,
 		},
