@@ -19,16 +19,32 @@ import (
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
-// Config is what a Broker needs.
+// Config is what a Broker needs; New fills what it leaves zero.
 type Config struct {
-	Client      *tmux.Client
-	Server      tmux.ServerInfo  // the server the enrollments belong to
-	Registry    *enroll.Registry // required: the invitations shells are accepted against
-	ShellAnswer time.Duration    // how long a shell has to answer RUN; 0 is DefaultShellAnswer
-	RunTimeout  time.Duration    // ceiling of one run; 0 is DefaultRunTimeout
-	Log         *slog.Logger
+	Client   *tmux.Client
+	Server   tmux.ServerInfo  // the server the enrollments belong to
+	Registry *enroll.Registry // required: the invitations shells are accepted against
+	Limits
+	Log *slog.Logger
 	// Peer reads a connection's credentials; peercred.FromConn by default.
 	Peer func(*net.UnixConn) (peercred.Peer, error)
+}
+
+// Limits bound how long the broker waits, as the operator may set them;
+// zero values are the defaults (filled by Limits.withDefaults, in New).
+type Limits struct {
+	ShellAnswer time.Duration // how long a shell has to answer RUN; DefaultShellAnswer when 0
+	RunTimeout  time.Duration // ceiling of one run; DefaultRunTimeout when 0
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.ShellAnswer <= 0 {
+		l.ShellAnswer = DefaultShellAnswer
+	}
+	if l.RunTimeout <= 0 {
+		l.RunTimeout = DefaultRunTimeout
+	}
+	return l
 }
 
 // Listener is the broker's socket, in a private 0700 directory of its own.
@@ -197,12 +213,7 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.ShellAnswer <= 0 {
-		cfg.ShellAnswer = DefaultShellAnswer
-	}
-	if cfg.RunTimeout <= 0 {
-		cfg.RunTimeout = DefaultRunTimeout
-	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	boot, err := peercred.BootID()
 	if err != nil {
 		return nil, fmt.Errorf("tmux_run: %w", err)

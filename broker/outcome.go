@@ -2,7 +2,7 @@ package broker
 
 import "time"
 
-// Defaults that a zero Config gets (the server's configuration sets both).
+// Defaults that a zero Limits gets.
 const (
 	DefaultShellAnswer = 2 * time.Second   // how long a shell has to answer RUN
 	DefaultRunTimeout  = 120 * time.Second // ceiling of one run

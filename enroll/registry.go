@@ -11,6 +11,10 @@ import (
 	"time"
 )
 
+// DefaultLifetime is how long an invitation lives when NewRegistry is
+// given no lifetime (--enrollment-timeout).
+const DefaultLifetime = 60 * time.Second
+
 // Pane states as list_panes reports them.
 const (
 	StateNone     = "none"     // not invited, or the invitation expired
@@ -84,13 +88,17 @@ type Registry struct {
 }
 
 // NewRegistry returns a registry for panes (pane id -> setup file path).
-// Invitations live for lifetime. notify receives lines for the operator.
+// Invitations live for lifetime, DefaultLifetime when 0. notify receives
+// lines for the operator.
 func NewRegistry(files Files, panes map[string]string, lifetime time.Duration, notify func(string)) (*Registry, error) {
 	if len(panes) > MaxPanes {
 		return nil, fmt.Errorf("%d panes to enroll; at most %d", len(panes), MaxPanes)
 	}
 	if notify == nil {
 		notify = func(string) {}
+	}
+	if lifetime <= 0 {
+		lifetime = DefaultLifetime
 	}
 	r := &Registry{files: files, lifetime: lifetime, slots: map[string]*slot{}, now: time.Now, notify: notify}
 	for pane, file := range panes {

@@ -30,7 +30,7 @@ func TestCaptureSinceGrowingLog(t *testing.T) {
 	}
 	pane := ts.NewSession("s", "tail", "-n", "+1", "-f", log)
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "first") })
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 
 	got := captureSince(t, cs, map[string]any{"paneId": pane})
 	if fmt.Sprint(got.Lines) != "[first]" || !got.Continuous || !got.Streaming || got.Cursor == "" {
@@ -100,7 +100,7 @@ func TestCaptureSinceClear(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
 			pane := bashSession(t, ts, "b")
-			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			cs := connect(t, ts, Deps{})
 			ts.Type(pane, "seq 1 5", true)
 			ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "5\n$") })
 			got := captureSince(t, cs, map[string]any{"paneId": pane})
@@ -130,7 +130,7 @@ func TestCaptureSinceResize(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	ts.Type(pane, "seq 1 40", true) // the cursor ends on the bottom row
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "40\n$") })
 	got := captureSince(t, cs, map[string]any{"paneId": pane})
@@ -148,7 +148,9 @@ func TestCaptureSinceRefusals(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
 	other := ts.NewSession("t", "sleep", "600")
-	cs := connect(t, ts, Deps{})
+	// The fallback path, on purpose: what capture_since says without
+	// control mode (LIBTMUX_MCP_LIVE=0).
+	cs := connect(t, ts, Deps{Limits: Limits{NoLive: true}})
 	got := captureSince(t, cs, map[string]any{"paneId": pane, "waitMs": 100})
 	if got.Streaming {
 		t.Errorf("LIBTMUX_MCP_LIVE=0: %+v; want streaming:false", got)
@@ -205,7 +207,7 @@ func TestCaptureSinceScrolling(t *testing.T) {
 				script = "i=0; while :; do for k in 1 2 3 4 5 6 7 8 9 10; do echo \"n $i\"; i=$((i+1)); done; sleep 0.01; done"
 			}
 			pane := ts.NewSession("s", "bash", "-c", script)
-			cs := connect(t, ts, Deps{Limits: Limits{Live: true, MaxResultLines: 100000, MaxResultChars: 1 << 24}})
+			cs := connect(t, ts, Deps{Limits: Limits{MaxResultLines: 100000, MaxResultChars: 1 << 24}})
 			got := captureSince(t, cs, map[string]any{"paneId": pane})
 			last := -1
 			if ns := numbered(t, got.Lines); len(ns) > 0 {

@@ -81,7 +81,7 @@ func TestRunShellCommandGuard(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := shellPane(t, ts, "zsh")
 	var log lockedBuffer
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}, Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	cs := connect(t, ts, Deps{Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	run := func(command string) runShellCommandResult {
 		return runCmd(t, cs, map[string]any{"paneId": pane, "command": command, "timeoutMs": 15000})
 	}

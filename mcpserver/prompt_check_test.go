@@ -57,7 +57,7 @@ func TestRunShellCommandThroughPS(t *testing.T) {
 					t.Fatalf("the subshell's pane runs %q; want it named %q", cur, shell)
 				}
 				idle := ts.ZshSession("idle")
-				cs := connect(t, ts, Deps{Limits: Limits{Live: live}})
+				cs := connect(t, ts, Deps{Limits: Limits{NoLive: !live}})
 				callErr(t, cs, "run_shell_command", map[string]any{"paneId": busy, "command": "echo typed-into-subshell"}, "not a shell at its prompt")
 				got := runCmd(t, cs, map[string]any{"paneId": idle, "command": "echo through-ps; exit 4"})
 				if got.Outcome != "completed" || got.ExitStatus == nil || *got.ExitStatus != 4 || fmt.Sprint(got.Output) != "[through-ps]" {
@@ -80,7 +80,7 @@ func TestRunShellCommandCannotTell(t *testing.T) {
 	pane := ts.ZshSession("z")
 	psOnPath(t, "#!/bin/sh\necho 'ps: tpgid: keyword not found' >&2\nexit 1\n")
 	for _, live := range []bool{true, false} {
-		cs := connect(t, ts, Deps{Limits: Limits{Live: live}})
+		cs := connect(t, ts, Deps{Limits: Limits{NoLive: !live}})
 		msg := callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo typed-blind"}, "")
 		for _, want := range []string{"cannot be told", "tpgid: keyword not found", "nothing was typed", "send_keys"} {
 			if !strings.Contains(msg, want) {

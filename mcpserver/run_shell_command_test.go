@@ -37,7 +37,7 @@ func TestRunShellCommandOutcomes(t *testing.T) {
 			} else {
 				pane = ts.ZshSession("z")
 			}
-			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			cs := connect(t, ts, Deps{})
 
 			// exit 3 is a status, not the end of the pane.
 			got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo hello; echo 'it''s'; exit 3"})
@@ -119,7 +119,7 @@ func TestRunShellCommandNarrowPane(t *testing.T) {
 			pane = ts.ZshSession("z")
 		}
 		ts.Run("resize-window", "-t", pane, "-x", "40")
-		cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+		cs := connect(t, ts, Deps{})
 		long := "echo " + strings.Repeat("w", 70) + " && echo second-line"
 		got := runCmd(t, cs, map[string]any{"paneId": pane, "command": long})
 		if got.Outcome != "completed" || *got.ExitStatus != 0 {
@@ -137,7 +137,7 @@ func TestRunShellCommandPaneDied(t *testing.T) {
 	for _, live := range []bool{true, false} {
 		pane := ts.ZshSession(fmt.Sprintf("z%v", live))
 		ts.Run("split-window", "-d", "-t", pane) // the session outlives the pane
-		cs := connect(t, ts, Deps{Limits: Limits{Live: live}})
+		cs := connect(t, ts, Deps{Limits: Limits{NoLive: !live}})
 		done := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"})
 		ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
 		begin := time.Now()
@@ -157,7 +157,7 @@ func TestRunShellCommandRefusals(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.ZshSession("z")
 	other := ts.NewSession("s", "sleep", "600")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	for _, c := range []struct {
 		args map[string]any
 		want string
@@ -180,7 +180,7 @@ func TestRunShellCommandCancelledByShutdown(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.ZshSession("z")
-	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
+	cs, shutdown := connectLife(t, ts, Deps{})
 	done := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo started; sleep 30"})
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\nstarted") })
 	shutdown()
@@ -194,7 +194,7 @@ func TestRunShellCommandServerKilled(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.ZshSession("z")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	done := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"})
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
 	ts.Run("kill-server")
@@ -213,7 +213,7 @@ func TestRunShellCommandPaneDiesAndStays(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.ZshSession("z")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	done := callAsync[runShellCommandResult](cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo going; sleep 60"})
 	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "\ngoing") })
 	ts.KillPaneProcess(pane)
@@ -244,7 +244,7 @@ func TestRunShellCommandProcessPathStatus(t *testing.T) {
 			ts := tmuxtest.Start(t)
 			pane := shellPane(t, ts, shell)
 			ts.Run("set-option", "-t", pane, "history-limit", "100")
-			cs := connect(t, ts, Deps{Limits: Limits{Live: false}})
+			cs := connect(t, ts, Deps{Limits: Limits{NoLive: true}})
 			for _, st := range []struct {
 				command string
 				status  int

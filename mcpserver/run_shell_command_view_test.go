@@ -44,7 +44,7 @@ func TestRunShellCommandScreenIndependent(t *testing.T) {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
 			pane := shellPane(t, ts, shell)
-			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			cs := connect(t, ts, Deps{})
 			steps := []struct {
 				command string
 				status  int
@@ -82,7 +82,7 @@ func TestRunShellCommandOnePerPane(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shellPane(t, ts, "bash")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	gate := filepath.Join(ts.Dir, "gate")
 	type answer struct {
 		res runShellCommandResult
@@ -133,7 +133,7 @@ func TestRunShellCommandCollectAfterTimeout(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := shellPane(t, ts, "zsh")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true, WaitMax: 1500 * time.Millisecond}})
+	cs := connect(t, ts, Deps{Limits: Limits{WaitMax: 1500 * time.Millisecond}})
 	gate := filepath.Join(ts.Dir, "gate")
 	cmd := fmt.Sprintf("echo started; while [ ! -e %s ]; do sleep 0.05; done; echo finished; exit 42", gate)
 	got := runCmd(t, cs, map[string]any{"paneId": pane, "command": cmd, "timeoutMs": 120000})
@@ -169,7 +169,7 @@ func TestRunShellCommandLongOutput(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.Run("set-option", "-g", "history-limit", "2000")
 	pane := shellPane(t, ts, "bash")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "seq 1 5000"})
 	wantStatus(t, "seq 1 5000", got, 0)
 	n := plainNumbers(got.Output)
@@ -230,7 +230,7 @@ func TestRunShellCommandRefusesForegroundProgram(t *testing.T) {
 	withJobControl := shellPane(t, ts, "zsh")
 	ts.Type(withJobControl, "cat", true)
 	ts.WaitFor(withJobControl, func(screen string) bool { return strings.Contains(screen, "% cat\n") })
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	for _, pane := range []string{noJobControl, withJobControl} {
 		// Wait until cat runs: the shell's child, in the foreground.
 		pid := strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}"))
@@ -253,7 +253,7 @@ func TestNewPanesStartInThePanesDirectory(t *testing.T) {
 	tmuxtest.Eventually(t, 10*time.Second, "the pane moving to "+dir, func() bool {
 		return strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{pane_current_path}")) == dir
 	})
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	var split splitWindowResult
 	call(t, cs, "split_window", map[string]any{"paneId": pane}, &split)
 	var win createWindowResult
@@ -290,7 +290,7 @@ func TestRunShellCommandInterrupted(t *testing.T) {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
 			pane := shellPane(t, ts, shell)
-			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			cs := connect(t, ts, Deps{})
 			got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo started; sleep 60", "timeoutMs": 300})
 			if got.Outcome != "timed_out" || got.Handle == "" {
 				t.Fatalf("sleep 60: %+v; want timed_out with a handle", got)
@@ -316,7 +316,7 @@ func TestRunShellCommandOneSubshell(t *testing.T) {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
 			pane := shellPane(t, ts, shell)
-			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			cs := connect(t, ts, Deps{})
 			shellPID := ts.Run("display-message", "-p", "-t", pane, "#{pane_pid}")
 			run := func(command string) runShellCommandResult {
 				return runCmd(t, cs, map[string]any{"paneId": pane, "command": command, "timeoutMs": 15000})

@@ -13,7 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of the read and wait limits, used where Limits leaves a zero.
+// Defaults of the read and wait limits, used where Limits leaves a zero
+// (see Limits.withDefaults, the one place they are filled).
 const (
 	DefaultMaxResultLines = 200
 	DefaultMaxResultChars = 65536
@@ -48,21 +49,25 @@ type Deps struct {
 	// Runner runs tmux_run requests; nil when tmux_run is off.
 	Runner Runner
 	// Live shares control-mode connections between waits. When nil and
-	// Limits.Live is set, New makes one and closes it when its ctx ends;
-	// a caller that passes its own closes it.
+	// Limits.NoLive is not set, New makes one and closes it when its ctx
+	// ends; a caller that passes its own closes it.
 	Live *live.Pool
 	// Log receives the server's log lines; discarded when nil.
 	Log *slog.Logger
 }
 
-// Limits bound what one call reads and how long it waits.
+// Limits bound what one call reads and how long it waits. The zero value
+// is the default server: every limit at its default and control mode on.
 type Limits struct {
 	MaxResultLines int           // lines per read; DefaultMaxResultLines when 0
 	MaxResultChars int           // code points per read; DefaultMaxResultChars when 0
 	WaitMax        time.Duration // wait ceiling; DefaultWaitMax when 0
-	Live           bool          // control-mode connections allowed
-	Attended       string        // typing (when empty), watched or ignore
-	MaxBlocking    int           // blocking calls in flight; DefaultMaxBlocking when 0
+	// NoLive forbids control-mode connections: waits poll, and
+	// capture_since and run_shell_command take their fallback paths
+	// (LIBTMUX_MCP_LIVE=0). Zero keeps the live views on.
+	NoLive      bool
+	Attended    string // typing (when empty), watched or ignore
+	MaxBlocking int    // blocking calls in flight; DefaultMaxBlocking when 0
 	// ViewKeep is how long a pane's lines are counted after the last
 	// capture_since or run_shell_command for it; DefaultViewKeep when 0.
 	ViewKeep time.Duration
@@ -127,12 +132,12 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 
 		blocking: make(chan struct{}, d.Limits.MaxBlocking),
 	}
-	if s.live == nil && d.Limits.Live && d.Tmux != nil {
+	switch {
+	case d.Limits.NoLive:
+		s.live = nil
+	case s.live == nil && d.Tmux != nil:
 		s.live = NewLivePool(d.Tmux)
 		context.AfterFunc(ctx, s.live.Close)
-	}
-	if !d.Limits.Live {
-		s.live = nil
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "libtmux-mcp", Title: "tmux for agents", Version: d.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
@@ -163,6 +168,8 @@ func NewLivePool(c *tmux.Client) *live.Pool {
 	}, LiveIdle)
 }
 
+// withDefaults fills the zero limits with their defaults: the one place
+// they are filled (ViewKeep is read in view.go, DefaultViewKeep when 0).
 func (l Limits) withDefaults() Limits {
 	if l.MaxResultLines <= 0 {
 		l.MaxResultLines = DefaultMaxResultLines

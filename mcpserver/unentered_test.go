@@ -18,7 +18,7 @@ func TestRunShellCommandRefusesUnenteredInput(t *testing.T) {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxtest.Start(t)
 			pane := shellPane(t, ts, shell)
-			cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+			cs := connect(t, ts, Deps{})
 			run := map[string]any{"paneId": pane, "command": "echo ran-$((6*7))"}
 			wantStatus(t, "first", runCmd(t, cs, run), 0) // the pane's view now follows it
 
@@ -37,7 +37,7 @@ func TestRunShellCommandRefusesUnenteredInput(t *testing.T) {
 			// A newline in the text enters the line before it, which a
 			// server without the pane's view (LIBTMUX_MCP_LIVE=0) knows from
 			// the text alone.
-			noView := connect(t, ts, Deps{Limits: Limits{Live: false}})
+			noView := connect(t, ts, Deps{Limits: Limits{NoLive: true}})
 			call(t, noView, "send_keys", map[string]any{"paneId": pane, "text": "echo typed-with-newline\n"}, nil)
 			ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\ntyped-with-newline") })
 			tmuxtest.Eventually(t, 15*time.Second, "the shell back at its prompt", func() bool { return atPrompt(paneShellPID(t, ts, pane)) })

@@ -40,7 +40,7 @@ func TestWaitForText(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 
 	// Printed after the wait began; the typed line does not contain it.
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "ready-42"})
@@ -94,7 +94,7 @@ func TestWaitForTextPaneDied(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
 	ts.Run("split-window", "-d", "-t", pane, "sleep", "600")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "x"})
 	waitingOn(t, ts)
 	begin := time.Now()
@@ -119,7 +119,7 @@ func TestWaitForTextCancelledAndNoStream(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
-	cs, shutdown := connectLife(t, ts, Deps{Limits: Limits{Live: true}})
+	cs, shutdown := connectLife(t, ts, Deps{})
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "x"})
 	waitingOn(t, ts)
 	shutdown()
@@ -127,7 +127,7 @@ func TestWaitForTextCancelledAndNoStream(t *testing.T) {
 		t.Errorf("shutdown: %+v; want cancelled", got)
 	}
 
-	off := connect(t, ts, Deps{})
+	off := connect(t, ts, Deps{Limits: Limits{NoLive: true}}) // LIBTMUX_MCP_LIVE=0
 	callErr(t, off, "wait_for_text", map[string]any{"paneId": pane, "pattern": "x"}, "no_stream")
 }
 
@@ -153,7 +153,7 @@ func TestWaitForTextPaneDiesAndStays(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	ts.Run("set", "-g", "remain-on-exit", "on")
 	pane := ts.NewSession("s", "sleep", "600")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true}})
+	cs := connect(t, ts, Deps{})
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 20000})
 	waitingOn(t, ts)
 	begin := time.Now()
@@ -170,7 +170,7 @@ func TestWaitForTextIgnoresTypedInput(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "typed")
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true, Attended: "ignore"}})
+	cs := connect(t, ts, Deps{Limits: Limits{Attended: "ignore"}})
 	for _, tc := range []struct{ tool, text string }{
 		{"send_keys", "zz-typed-by-send-keys"},
 		{"paste_text", "zz-typed-by-paste"},

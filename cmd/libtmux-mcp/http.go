@@ -30,9 +30,7 @@ func serveHTTP(ctx context.Context, cfg config.Config) int {
 		fmt.Fprintf(os.Stderr, "libtmux-mcp: Streamable HTTP at http://%s%s; send Authorization: Bearer with %s\n",
 			ln.Addr(), httpserve.Path, told)
 		return httpserve.Serve(ctx, ln, token, srv, httpserve.Options{
-			MaxFrame:     cfg.MaxFrame,
-			SessionIdle:  cfg.SessionIdle,
-			MaxSessions:  cfg.MaxSessions,
+			Limits:       httpserve.Limits(cfg.Transport),
 			StopHandlers: stopHandlers,
 			Screen:       screen,
 			Logger:       log,

@@ -63,15 +63,8 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 		Tmux:      client,
 		Pending:   pending,
 		Selection: sel,
-		Limits: mcpserver.Limits{
-			MaxResultLines: cfg.MaxResultLines,
-			MaxResultChars: cfg.MaxResultChars,
-			WaitMax:        cfg.WaitMax,
-			Live:           cfg.Live,
-			Attended:       cfg.Attended,
-			MaxBlocking:    cfg.MaxBlocking,
-		},
-		Log: log,
+		Limits:    mcpserver.Limits(cfg.Server), // the same fields (see package config)
+		Log:       log,
 	}
 	if cfg.HTTPAddr == "" {
 		// Under HTTP no pane is the caller's: a client of the port is not
@@ -94,7 +87,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 		runs.reinviteOnHUP(life, stderr)
 	}
 
-	if cfg.Live {
+	if !cfg.Server.NoLive {
 		// Control-mode connections for waits; closed (and their tmux
 		// clients reaped) before serve returns.
 		deps.Live = mcpserver.NewLivePool(client)

@@ -14,7 +14,7 @@ import (
 // their client by minutes): those it cancels at once.
 func stdioTransport(cfg config.Config) *stdio.Transport {
 	return &stdio.Transport{
-		MaxFrame:    cfg.MaxFrame,
+		MaxFrame:    cfg.Transport.MaxFrame,
 		CancelAtEOF: stdio.CancelTools(mcpserver.BlockingTools()...),
 		Logger:      newLogger(os.Stderr, cfg),
 	}

@@ -79,12 +79,11 @@ func startTmuxRun(ctx context.Context, cfg config.Config, client *tmux.Client, s
 		return nil, err
 	}
 	b, err := broker.New(ln, broker.Config{
-		Client:      client,
-		Server:      st.Snapshot.Server,
-		Registry:    reg,
-		ShellAnswer: cfg.ShellAnswer,
-		RunTimeout:  cfg.RunTimeout,
-		Log:         log,
+		Client:   client,
+		Server:   st.Snapshot.Server,
+		Registry: reg,
+		Limits:   broker.Limits(cfg.Broker),
+		Log:      log,
 	})
 	if err != nil {
 		ln.Close()

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/enroll"
-	"github.com/libtmux/libtmux-mcp/internal/httpserve"
+	"github.com/libtmux/libtmux-mcp/internal/loopback"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -139,7 +139,7 @@ func Load(args []string, lookupEnv func(string) (string, bool), names Names) (Co
 		return Config{}, err
 	}
 
-	cfg := Config{Version: Version, Live: true}
+	cfg := Config{Version: Version}
 	steps := []func(*Config) error{
 		l.route, l.tools, l.enrollment, l.limits, l.logLevel, l.http,
 	}
@@ -150,7 +150,7 @@ func Load(args []string, lookupEnv func(string) (string, bool), names Names) (Co
 	}
 	cfg.CallerTMUX, _ = l.env("TMUX")
 	cfg.CallerPane, _ = l.env("TMUX_PANE")
-	return cfg.WithDefaults(), nil
+	return cfg, nil
 }
 
 // rewriteFlagError rewrites the flag package's errors as ours, on one line.
@@ -365,7 +365,7 @@ func (l *configLoader) enrollment(cfg *Config) error {
 		if err != nil {
 			return err
 		}
-		cfg.RunTimeout = d
+		cfg.Broker.RunTimeout = d
 	}
 	if enabled {
 		h, err := l.helper()
@@ -442,10 +442,10 @@ func (l *configLoader) limits(cfg *Config) error {
 		dst *time.Duration
 		max time.Duration
 	}{
-		{"LIBTMUX_MCP_WAIT_MAX_MS", &cfg.WaitMax, MaxWaitMax},
+		{"LIBTMUX_MCP_WAIT_MAX_MS", &cfg.Server.WaitMax, MaxWaitMax},
 		{"LIBTMUX_MCP_COMMAND_TIMEOUT_MS", &cfg.CommandTimeout, 0},
-		{"LIBTMUX_MCP_SHELL_ANSWER_MS", &cfg.ShellAnswer, 0},
-		{"LIBTMUX_MCP_HTTP_SESSION_IDLE_MS", &cfg.SessionIdle, 0},
+		{"LIBTMUX_MCP_SHELL_ANSWER_MS", &cfg.Broker.ShellAnswer, 0},
+		{"LIBTMUX_MCP_HTTP_SESSION_IDLE_MS", &cfg.Transport.SessionIdle, 0},
 	}
 	for _, m := range ms {
 		n, ok, err := l.positive(m.env)
@@ -469,10 +469,10 @@ func (l *configLoader) limits(cfg *Config) error {
 		min, max int64
 		unit     string
 	}{
-		{"LIBTMUX_MCP_MAX_RESULT_LINES", &cfg.MaxResultLines, 1, math.MaxInt32, "line count"},
-		{"LIBTMUX_MCP_MAX_FRAME_BYTES", &cfg.MaxFrame, 4096, MaxMaxFrame, "number of bytes"},
-		{"LIBTMUX_MCP_MAX_BLOCKING", &cfg.MaxBlocking, 1, 100000, "number of calls"},
-		{"LIBTMUX_MCP_HTTP_MAX_SESSIONS", &cfg.MaxSessions, 1, 100000, "number of sessions"},
+		{"LIBTMUX_MCP_MAX_RESULT_LINES", &cfg.Server.MaxResultLines, 1, math.MaxInt32, "line count"},
+		{"LIBTMUX_MCP_MAX_FRAME_BYTES", &cfg.Transport.MaxFrame, MinMaxFrame, MaxMaxFrame, "number of bytes"},
+		{"LIBTMUX_MCP_MAX_BLOCKING", &cfg.Server.MaxBlocking, 1, 100000, "number of calls"},
+		{"LIBTMUX_MCP_HTTP_MAX_SESSIONS", &cfg.Transport.MaxSessions, 1, 100000, "number of sessions"},
 	}
 	for _, c := range counts {
 		n, ok, err := l.positive(c.env)
@@ -494,9 +494,9 @@ func (l *configLoader) limits(cfg *Config) error {
 	if v, ok := l.env("LIBTMUX_MCP_LIVE"); ok {
 		switch v {
 		case "0":
-			cfg.Live = false
+			cfg.Server.NoLive = true
 		case "1":
-			cfg.Live = true
+			cfg.Server.NoLive = false
 		default:
 			return fmt.Errorf("LIBTMUX_MCP_LIVE %q is neither 0 nor 1; set 0 to forbid control-mode connections, 1 to allow them", v)
 		}
@@ -504,7 +504,7 @@ func (l *configLoader) limits(cfg *Config) error {
 	if v, ok := l.env("LIBTMUX_MCP_ATTENDED"); ok {
 		switch v {
 		case "typing", "watched", "ignore":
-			cfg.Attended = v
+			cfg.Server.Attended = v
 		default:
 			return fmt.Errorf("LIBTMUX_MCP_ATTENDED %q is not a mode; set typing, watched or ignore", v)
 		}
@@ -553,7 +553,7 @@ func (l *configLoader) http(cfg *Config) error {
 	if !ok {
 		return nil
 	}
-	if err := httpserve.CheckAddr(v.text); err != nil {
+	if err := loopback.CheckAddr(v.text); err != nil {
 		return fmt.Errorf("--http %q: %w", v.text, err)
 	}
 	cfg.HTTPAddr = v.text

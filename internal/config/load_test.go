@@ -45,9 +45,10 @@ func writeHelper(t *testing.T, dir string, mode os.FileMode) string {
 	return p
 }
 
-// defaults is the configuration with nothing given.
+// defaults is the configuration with nothing given: every limit zero,
+// which each component reads as its own default.
 func defaults() Config {
-	return Config{Version: Version, Live: true, LogLevel: slog.LevelWarn}.WithDefaults()
+	return Config{Version: Version, LogLevel: slog.LevelWarn}
 }
 
 func TestLoad(t *testing.T) {
@@ -147,10 +148,10 @@ func TestLoad(t *testing.T) {
 			want: func(c *Config) {
 				c.EnableTools, c.Helper = []string{"tmux_run"}, helper
 				c.EnrollPanes = []EnrollPane{{"%1", "/tmp/e1"}}
-				c.EnrollTimeout, c.RunTimeout = 300*time.Second, 5*time.Minute
+				c.EnrollTimeout, c.Broker.RunTimeout = 300*time.Second, 5*time.Minute
 			}},
 		{name: "run timeout variable", why: "LIBTMUX_MCP_RUN_TIMEOUT is a Go duration",
-			env: map[string]string{"LIBTMUX_MCP_RUN_TIMEOUT": "90s"}, want: func(c *Config) { c.RunTimeout = 90 * time.Second }},
+			env: map[string]string{"LIBTMUX_MCP_RUN_TIMEOUT": "90s"}, want: func(c *Config) { c.Broker.RunTimeout = 90 * time.Second }},
 		{name: "variables only", why: "every variable-only setting at a legal value",
 			env: map[string]string{
 				"LIBTMUX_MCP_WAIT_MAX_MS": "120000", "LIBTMUX_MCP_COMMAND_TIMEOUT_MS": "5000",
@@ -160,9 +161,9 @@ func TestLoad(t *testing.T) {
 				"LIBTMUX_MCP_HTTP_SESSION_IDLE_MS": "60000", "LIBTMUX_MCP_HTTP_MAX_SESSIONS": "4",
 			},
 			want: func(c *Config) {
-				c.WaitMax, c.CommandTimeout, c.MaxResultLines = 120*time.Second, 5*time.Second, 50
-				c.Live, c.Attended, c.ShellAnswer = false, "watched", 20*time.Second
-				c.MaxFrame, c.MaxBlocking, c.SessionIdle, c.MaxSessions = 65536, 300, time.Minute, 4
+				c.Server.WaitMax, c.CommandTimeout, c.Server.MaxResultLines = 120*time.Second, 5*time.Second, 50
+				c.Server.NoLive, c.Server.Attended, c.Broker.ShellAnswer = true, "watched", 20*time.Second
+				c.Transport.MaxFrame, c.Server.MaxBlocking, c.Transport.SessionIdle, c.Transport.MaxSessions = 65536, 300, time.Minute, 4
 			}},
 		{name: "frame over the ceiling", why: "LIBTMUX_MCP_MAX_FRAME_BYTES is at most 64 MiB",
 			env: map[string]string{"LIBTMUX_MCP_MAX_FRAME_BYTES": "67108865"}, errHas: []string{"LIBTMUX_MCP_MAX_FRAME_BYTES", "too large"}},
@@ -171,7 +172,7 @@ func TestLoad(t *testing.T) {
 		{name: "live one", why: "LIBTMUX_MCP_LIVE=1 allows control mode",
 			env: map[string]string{"LIBTMUX_MCP_LIVE": "1"}, want: func(c *Config) {}},
 		{name: "attended ignore", why: "ignore is a mode",
-			env: map[string]string{"LIBTMUX_MCP_ATTENDED": "ignore"}, want: func(c *Config) { c.Attended = "ignore" }},
+			env: map[string]string{"LIBTMUX_MCP_ATTENDED": "ignore"}, want: func(c *Config) { c.Server.Attended = "ignore" }},
 		{name: "log level", why: "--log-level wins over LIBTMUX_MCP_LOG",
 			args: []string{"--log-level", "debug"}, env: map[string]string{"LIBTMUX_MCP_LOG": "error"},
 			want: func(c *Config) { c.LogLevel = slog.LevelDebug }},

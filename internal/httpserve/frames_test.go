@@ -171,7 +171,7 @@ func rawIDOf(raw string) string {
 // gets the same JSON-RPC error, with the id echoed exactly or refused, and
 // the session keeps serving.
 func TestFramesAnswerAsStdio(t *testing.T) {
-	s := serveWith(t, Options{MaxFrame: 8192})
+	s := serveWith(t, Options{Limits: Limits{MaxFrame: 8192}})
 	sess := s.initialize(t)
 	for _, c := range []struct {
 		why, frame string
@@ -222,7 +222,7 @@ func TestUnencodableErrorKeepsTheSession(t *testing.T) {
 
 // TestSessionCap: at most MaxSessions live; a DELETE makes room.
 func TestSessionCap(t *testing.T) {
-	s := serveWith(t, Options{MaxSessions: 2})
+	s := serveWith(t, Options{Limits: Limits{MaxSessions: 2}})
 	first := s.initialize(t)
 	s.initialize(t)
 	a := s.post(t, "", initialize)
@@ -241,7 +241,7 @@ func TestSessionCap(t *testing.T) {
 // TestIdleSessionsReclaimed: a session without requests for SessionIdle is
 // closed.
 func TestIdleSessionsReclaimed(t *testing.T) {
-	s := serveWith(t, Options{SessionIdle: 200 * time.Millisecond})
+	s := serveWith(t, Options{Limits: Limits{SessionIdle: 200 * time.Millisecond}})
 	sess := s.initialize(t)
 	n := 0
 	tmuxtest.Eventually(t, 20*time.Second, "the idle session reclaimed after a 200 ms idle timeout", func() bool {
@@ -414,7 +414,7 @@ func TestScreenedCallsMeetGoSDKChecks(t *testing.T) {
 // stays alive as long as one whose calls reach go-sdk.
 func TestScreenedCallsKeepTheSessionAlive(t *testing.T) {
 	const idle = 300 * time.Millisecond
-	s := serveWith(t, Options{SessionIdle: idle, Screen: screenBig()})
+	s := serveWith(t, Options{Limits: Limits{SessionIdle: idle}, Screen: screenBig()})
 	// A machine that stalls for longer than idle closes both sessions: a
 	// round with nothing to compare is tried again, three times at most.
 	for round := 1; round <= 3; round++ {

@@ -31,13 +31,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/frame"
+	"github.com/libtmux/libtmux-mcp/internal/loopback"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,37 +47,10 @@ const Path = "/mcp"
 // when the server stops; then connections are closed.
 const shutdownGrace = 5 * time.Second
 
-// CheckAddr accepts HOST:PORT where HOST is a loopback IP (127.0.0.0/8,
-// ::1) or localhost, and PORT a number (0 picks a free port).
-func CheckAddr(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("not HOST:PORT (%v); write it like 127.0.0.1:8765", err)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("port %q is not a number from 0 to 65535; write it like 127.0.0.1:8765", port)
-	}
-	if !loopbackHost(host) {
-		return fmt.Errorf("%q is not a loopback address; only 127.0.0.1, ::1 or localhost can serve HTTP (the tools reach your terminals)", host)
-	}
-	return nil
-}
-
-// loopbackHost reports whether host (no port, brackets allowed) is
-// localhost or a loopback IP.
-func loopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
-// Listen checks addr with CheckAddr and listens on it; localhost listens
+// Listen checks addr with loopback.CheckAddr and listens on it; localhost listens
 // on 127.0.0.1.
 func Listen(addr string) (net.Listener, error) {
-	if err := CheckAddr(addr); err != nil {
+	if err := loopback.CheckAddr(addr); err != nil {
 		return nil, err
 	}
 	host, port, _ := net.SplitHostPort(addr)
@@ -113,11 +85,18 @@ const (
 	IdleTimeout = 2 * time.Minute
 )
 
-// Options bound what HTTP clients can hold; zero values are the defaults.
-type Options struct {
+// Limits bound what HTTP clients can hold, as the operator may set them;
+// zero values are the defaults.
+type Limits struct {
 	MaxFrame    int           // bytes of one request body; frame.DefaultMax when 0
 	SessionIdle time.Duration // DefaultSessionIdle when 0
 	MaxSessions int           // DefaultMaxSessions when 0
+}
+
+// Options are what Serve and Handler need beside the server and the token;
+// the zero value works, and withDefaults is the one place it is filled.
+type Options struct {
+	Limits
 	ReadTimeout time.Duration // ReadTimeout when 0
 	// StopHandlers is called first at shutdown, so the calls in flight
 	// answer (a wait answers cancelled) before connections close.
@@ -194,14 +173,14 @@ func guard(next http.Handler, token string) http.Handler {
 	})
 }
 
-// loopbackHostPort is loopbackHost for a Host header, with or without a
+// loopbackHostPort is loopback.Host for a Host header, with or without a
 // port.
 func loopbackHostPort(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	return host != "" && loopbackHost(host)
+	return host != "" && loopback.Host(host)
 }
 
 // Serve serves srv on ln until ctx ends, then stops: the handlers in
