@@ -11,10 +11,11 @@ import (
 // TestCaptureSinceCountsLongLines reads a line longer than a view keeps
 // (live.MaxLineRunes): what it lost is in droppedChars and named.
 func TestCaptureSinceCountsLongLines(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	const width = 66000
 	pane, open := gatedPane(t, ts, 2000, `printf 'x%.0s' $(seq 1 66000); echo; echo SUMMARY`)
-	cs := connect(t, ts, Deps{Limits: Limits{Live: true, MaxResultChars: 1 << 20}})
+	cs := connect(t, ts, Deps{Limits: Limits{MaxResultChars: 1 << 20}})
 	first := captureSince(t, cs, map[string]any{"paneId": pane})
 	open()
 	f := follow(t, cs, pane, first.Cursor, func(l string) bool { return l == "SUMMARY" }, nil)

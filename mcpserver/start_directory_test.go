@@ -16,6 +16,7 @@ import (
 // #{pane_current_path} in the session's context, so the new pane started
 // in the active pane's directory, whatever the target.
 func TestNewPanesStartInTheTargetsDirectory(t *testing.T) {
+	t.Parallel()
 	ts := tmuxtest.Start(t)
 	active, target := filepath.Join(ts.Dir, "active"), filepath.Join(ts.Dir, "target #{pane_id}")
 	for _, d := range []string{active, target} {
