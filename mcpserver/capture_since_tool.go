@@ -122,7 +122,7 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 			}
 		}
 	}
-	res.trimmed = s.budget.keepNewest(got.lines)
+	res.trimmed = s.budget.KeepNewest(got.lines)
 	res.Cursor = got.next.String()
 	res.Continuous = got.continuous
 	res.MissedLines = got.missed
@@ -202,7 +202,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 			return captureSinceResult{}, err, true
 		}
 		got := finish(in.PaneID, rows, rows.HistorySize, true, 0)
-		res.trimmed = s.budget.keepNewest(got.lines)
+		res.trimmed = s.budget.KeepNewest(got.lines)
 		if res.Lines == nil {
 			res.Lines = []string{}
 		}
@@ -290,7 +290,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 			}
 		}
 	}
-	t := s.budget.keepOldest(lines)
+	t := s.budget.KeepOldest(lines)
 	res.trimmed = t
 	if res.Lines == nil {
 		res.Lines = []string{}

@@ -155,7 +155,7 @@ func (s *server) readSince(ctx context.Context, pane string, a anchor, guess *tm
 			// and the trim that took it are gone.
 			trim := rows.Trim()
 			missed := (a.row/trim+1)*trim - a.row - 1
-			last, err := s.tmux.CaptureRows(ctx, pane, rows.CursorRow()-s.budget.lines-1, rows.Position)
+			last, err := s.tmux.CaptureRows(ctx, pane, rows.CursorRow()-s.budget.Lines-1, rows.Position)
 			if err != nil {
 				return since{}, err
 			}

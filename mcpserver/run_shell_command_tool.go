@@ -259,7 +259,7 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 	if res.Outcome == "completed" {
 		res.ExitStatus = &status
 	}
-	t := s.budget.keepNewest(out)
+	t := s.budget.KeepNewest(out)
 	res.Output, res.DroppedLines, res.DroppedChars = t.Lines, t.DroppedLines, t.DroppedChars
 	if a, ok := anchorAt(pane, rows); ok {
 		res.Cursor = a.String()

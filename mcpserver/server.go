@@ -120,7 +120,7 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		ready:  make(chan struct{}),
 		life:   ctx,
 		log:    d.Log,
-		budget: budget{lines: d.Limits.MaxResultLines, chars: d.Limits.MaxResultChars},
+		budget: budget{Lines: d.Limits.MaxResultLines, Chars: d.Limits.MaxResultChars},
 		runner: d.Runner,
 		live:   d.Live,
 		typed:  &typedLog{},

@@ -266,7 +266,7 @@ func (s *server) runOnView(ctx context.Context, req *mcp.CallToolRequest, in run
 			abandon()
 			return res, err, true
 		}
-		run.f, run.headMax, run.view, run.shellPID = f, max(s.budget.lines, 1), v, at.shellPID
+		run.f, run.headMax, run.view, run.shellPID = f, max(s.budget.Lines, 1), v, at.shellPID
 		run.release = hold
 		v.Read(func(l *live.Lines) { run.unhook = l.OnLine(run.onLine) })
 		cond := ""
@@ -547,23 +547,23 @@ func (s *server) runOutput(v *live.View, run *shellRun, res *runShellCommandResu
 	lastLine := begin + count // line number of the last output line
 	total := int(count)
 	if total <= len(head) {
-		t := s.budget.keepOldest(head[:total])
+		t := s.budget.KeepOldest(head[:total])
 		if t.DroppedLines == 0 && t.DroppedChars == 0 {
 			res.Output = t.Lines
 			return
 		}
 	}
 	// Over the budget: the head and the tail, half the budget each.
-	hl := min(s.budget.lines/2, len(head), total)
-	tl := min(s.budget.lines-hl, total-hl)
+	hl := min(s.budget.Lines/2, len(head), total)
+	tl := min(s.budget.Lines-hl, total-hl)
 	var tail []string
 	var oldest uint64
 	v.Read(func(l *live.Lines) {
 		tail = l.Get(lastLine-uint64(tl)+1, lastLine)
 		oldest = l.Oldest()
 	})
-	hb := budget{lines: hl, chars: s.budget.chars / 2}.keepOldest(head[:hl])
-	tb := budget{lines: len(tail), chars: s.budget.chars - s.budget.chars/2}.keepNewest(tail)
+	hb := budget{Lines: hl, Chars: s.budget.Chars / 2}.KeepOldest(head[:hl])
+	tb := budget{Lines: len(tail), Chars: s.budget.Chars - s.budget.Chars/2}.KeepNewest(tail)
 	res.Output = append(hb.Lines, tb.Lines...)
 	kept := len(hb.Lines)
 	gapFrom := begin + uint64(kept) + 1       // first line left out

@@ -214,8 +214,8 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		if i := last.HistorySize - last.First; i >= 0 && i < len(last.Lines) {
 			res.Screen = splitCaptureKeep(last.Lines[i:])
 		}
-		o := s.budget.keepNewest(res.Output)
-		sc := s.budget.keepNewest(res.Screen)
+		o := s.budget.KeepNewest(res.Output)
+		sc := s.budget.KeepNewest(res.Screen)
 		res.Output, res.Screen = o.Lines, sc.Lines
 		if a, ok := anchorAt(in.PaneID, *last); ok {
 			res.Cursor = a.String()
@@ -239,7 +239,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			}
 			res.Cursor = streamCursor{pane: in.PaneID, epoch: view.Epoch(), line: l.Newest()}.String()
 		})
-		res.Output = s.budget.keepNewest(lines).Lines
+		res.Output = s.budget.KeepNewest(lines).Lines
 		if res.Output == nil {
 			res.Output = []string{}
 		}
