@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/libtmux/libtmux-mcp/internal/cursor"
 	"strconv"
 	"strings"
 	"time"
@@ -229,7 +230,7 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 	rows, joined, err := capture(start, guess)
 	if err == nil && rows.First > start {
 		// Output scrolled the grid between the reads: read from further back.
-		rows, joined, err = capture(start-(rows.First-start)-sinceMargin, rows.Position)
+		rows, joined, err = capture(start-(rows.First-start)-cursor.Margin, rows.Position)
 	}
 	if err != nil {
 		if res.Outcome == "completed" {
@@ -261,7 +262,7 @@ func (s *server) frameResult(ctx context.Context, pane string, f frame, start in
 	}
 	t := s.budget.KeepNewest(out)
 	res.Output, res.DroppedLines, res.DroppedChars = t.Lines, t.DroppedLines, t.DroppedChars
-	if a, ok := anchorAt(pane, rows); ok {
+	if a, ok := cursor.AnchorAt(pane, rows); ok {
 		res.Cursor = a.String()
 	}
 	var notes []string

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/libtmux/libtmux-mcp/internal/cursor"
 	"strconv"
 	"strings"
 	"sync"
@@ -511,7 +512,7 @@ func (s *server) awaitRun(ctx context.Context, req *mcp.CallToolRequest, timeout
 	case "completed":
 		st := run.status
 		res.ExitStatus = &st
-		res.Cursor = streamCursor{pane: run.pane, epoch: v.Epoch(), line: end}.String()
+		res.Cursor = cursor.Stream{Pane: run.pane, Epoch: v.Epoch(), Line: end}.String()
 	case outcomeTimedOut:
 		res.Handle = run.handle
 		notes = append([]string{fmt.Sprintf("the command is still running (handle %s): call run_shell_command with {\"paneId\":%q,\"handle\":%q} to wait for it and get its exit status and output; do not run it again", run.handle, run.pane, run.handle)}, notes...)
@@ -581,7 +582,7 @@ func (s *server) runOutput(v *live.View, run *shellRun, res *runShellCommandResu
 	v.Read(func(l *live.Lines) { res.DroppedChars += l.RuneCount(max(gapFrom, oldest), gapTo) })
 	msg := fmt.Sprintf("the output has %d lines; the first %d and the last %d are returned, the %d between (lines %d-%d of the pane's output) were left out to stay within the read budget", total, kept, len(tb.Lines), gapTo-gapFrom+1, gapFrom, gapTo)
 	if readable > 0 {
-		c := streamCursor{pane: run.pane, epoch: v.Epoch(), line: max(gapFrom, oldest) - 1}
+		c := cursor.Stream{Pane: run.pane, Epoch: v.Epoch(), Line: max(gapFrom, oldest) - 1}
 		msg += fmt.Sprintf("; %d of them are still kept: call capture_since with {\"paneId\":%q,\"cursor\":%q} (oldest first, repeat with each new cursor) to read them", readable, run.pane, c.String())
 	}
 	if lostN > 0 {

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -68,40 +67,6 @@ func (s *server) viewKeep() time.Duration {
 		return s.deps.Limits.ViewKeep
 	}
 	return DefaultViewKeep
-}
-
-// streamCursor is a capture_since cursor on a view: the pane, the view's
-// epoch and the number of the last line delivered.
-type streamCursor struct {
-	pane  string
-	epoch string
-	line  uint64
-}
-
-const streamCursorPrefix = "lv1"
-
-func (c streamCursor) String() string {
-	return fmt.Sprintf("%s.%s.%s.%d", streamCursorPrefix, strings.TrimPrefix(c.pane, "%"), c.epoch, c.line)
-}
-
-// parseStreamCursor reads an lv1 cursor; ok is false for another kind.
-func parseStreamCursor(pane, s string) (c streamCursor, ok bool, err error) {
-	if !strings.HasPrefix(s, streamCursorPrefix+".") {
-		return streamCursor{}, false, nil
-	}
-	f := strings.Split(s, ".")
-	bad := fmt.Errorf("cursor %q is not one this server returned; omit cursor to start again from the current screen", s)
-	if len(f) != 4 {
-		return streamCursor{}, true, bad
-	}
-	if "%"+f[1] != pane {
-		return streamCursor{}, true, fmt.Errorf("cursor %q belongs to pane %%%s, not %s; pass it with that pane, or omit cursor", s, f[1], pane)
-	}
-	n, err := strconv.ParseUint(f[3], 10, 64)
-	if err != nil || f[2] == "" {
-		return streamCursor{}, true, bad
-	}
-	return streamCursor{pane: pane, epoch: f[2], line: n}, true, nil
 }
 
 // positionArgs is the command of a pane's position, for a view's

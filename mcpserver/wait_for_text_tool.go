@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/libtmux/libtmux-mcp/internal/cursor"
 	"regexp"
 	"strings"
 	"sync"
@@ -153,7 +154,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		for try := 0; err == nil && rows.First > from && try < 3; try++ {
 			// Output scrolled the grid since pos: read again from the rows
 			// the first read skipped, by the capture's own position.
-			rows, joined, err = s.tmux.CaptureRowsJoined(ctx, in.PaneID, from-sinceMargin<<try, rows.Position)
+			rows, joined, err = s.tmux.CaptureRowsJoined(ctx, in.PaneID, from-cursor.Margin<<try, rows.Position)
 		}
 		if err != nil {
 			return "", errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer)
@@ -217,7 +218,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		o := s.budget.KeepNewest(res.Output)
 		sc := s.budget.KeepNewest(res.Screen)
 		res.Output, res.Screen = o.Lines, sc.Lines
-		if a, ok := anchorAt(in.PaneID, *last); ok {
+		if a, ok := cursor.AnchorAt(in.PaneID, *last); ok {
 			res.Cursor = a.String()
 		}
 	}
@@ -237,7 +238,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			if u := l.Unfinished(); u != "" {
 				lines = append(lines, u)
 			}
-			res.Cursor = streamCursor{pane: in.PaneID, epoch: view.Epoch(), line: l.Newest()}.String()
+			res.Cursor = cursor.Stream{Pane: in.PaneID, Epoch: view.Epoch(), Line: l.Newest()}.String()
 		})
 		res.Output = s.budget.KeepNewest(lines).Lines
 		if res.Output == nil {
