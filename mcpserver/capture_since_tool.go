@@ -1,15 +1,14 @@
 package mcpserver
 
 import (
-	"errors"
-	"github.com/libtmux/libtmux-mcp/internal/cursor"
-
 	"context"
+	"errors"
 	"fmt"
-	"github.com/libtmux/libtmux-mcp/live"
-	"github.com/libtmux/libtmux-mcp/tmux"
 	"strings"
 
+	"github.com/libtmux/libtmux-mcp/internal/cursor"
+	"github.com/libtmux/libtmux-mcp/live"
+	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -245,7 +244,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	// A round trip first: tmux sends the output it read before a command
 	// ahead of the command's answer, so after it the view holds at least
 	// what the screen shows now.
-	pos, perr := s.viewPosition(ctx, v)
+	pos, perr := v.Position(ctx)
 	if perr != nil {
 		return captureSinceResult{}, s.explain(ctx, perr, "pane", in.PaneID), true
 	}
@@ -276,7 +275,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 				// An event that may end the pane (or output): look.
 				read()
 				if len(lines) == 0 {
-					if pos, perr = s.viewPosition(ctx, v); perr != nil || pos.Dead {
+					if pos, perr = v.Position(ctx); perr != nil || pos.Dead {
 						break wait
 					}
 				}
@@ -324,14 +323,4 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	}
 	res.Note = strings.Join(notes, "; ")
 	return res, nil, true
-}
-
-// viewPosition reads the pane's position over the view's connection.
-func (s *server) viewPosition(ctx context.Context, v *live.View) (tmux.Position, error) {
-	args, seps := positionArgs(v.Pane())
-	out, err := v.Command(ctx, args...)
-	if err != nil {
-		return tmux.Position{}, err
-	}
-	return tmux.ParsePosition(out, seps)
 }

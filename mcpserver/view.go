@@ -69,13 +69,6 @@ func (s *server) viewKeep() time.Duration {
 	return DefaultViewKeep
 }
 
-// positionArgs is the command of a pane's position, for a view's
-// connection; parse its output with tmux.ParsePosition.
-func positionArgs(pane string) ([]string, tmux.Separators) {
-	seps := tmux.NewSeparators()
-	return tmux.PositionArgs(pane, seps), seps
-}
-
 // markNote words what the marks between two reads say happened.
 func markNote(marks []live.Mark) string {
 	var what []string

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/libtmux/libtmux-mcp/internal/cursor"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/cursor"
 	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,7 +106,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		seen, startLine = l.Newest(), l.Newest()
 		remove = l.OnLine(func(_ uint64, line string) {
 			if hooked.Load() == nil {
-				if m := find(s.typed.discount(in.PaneID, line)); m != "" {
+				if m := find(s.shell.DiscountTyped(in.PaneID, line)); m != "" {
 					hooked.Store(&m)
 				}
 			}
@@ -140,7 +138,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			text = strings.Join(append(lines, l.Unfinished()), "\n")
 			seen = l.Newest()
 		})
-		return find(s.typed.discount(in.PaneID, text))
+		return find(s.shell.DiscountTyped(in.PaneID, text))
 	}
 
 	var last *tmux.Rows
@@ -164,7 +162,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		if rows.Dead {
 			return "", true
 		}
-		return find(s.typed.discount(in.PaneID, strings.Join(joined, "\n"))), false
+		return find(s.shell.DiscountTyped(in.PaneID, strings.Join(joined, "\n"))), false
 	}
 	outcome := ""
 	if m := findStream(); m != "" {
@@ -226,7 +224,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	if view != nil && ctx.Err() == nil {
 		// The output since the wait began, from the view: exact. A round
 		// trip first, so the view holds what the last look saw.
-		s.viewPosition(ctx, view)
+		view.Position(ctx)
 		var lines []string
 		var missed uint64
 		view.Read(func(l *live.Lines) {
@@ -269,72 +267,4 @@ func splitCaptureKeep(rows []string) []string {
 		out = out[:len(out)-1]
 	}
 	return out
-}
-
-// echoWindow is how long typed input is discounted from wait_for_text.
-const echoWindow = 10 * time.Second
-
-// typedLog remembers what this server typed into panes recently, so a
-// wait does not match the pane's echo of it.
-type typedLog struct {
-	mu    sync.Mutex
-	panes map[string][]typedEntry
-}
-
-type typedEntry struct {
-	lines []string
-	at    time.Time
-}
-
-// noteTyped records text this server typed or pasted into pane, so that
-// wait_for_text does not match the pane's echo of it for echoWindow.
-// Input tools call it after sending.
-func (s *server) noteTyped(pane, text string) { s.typed.noteTyped(pane, text) }
-
-// noteTyped records text typed into pane.
-func (l *typedLog) noteTyped(pane, text string) {
-	if l == nil || strings.TrimSpace(text) == "" {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.panes == nil {
-		l.panes = map[string][]typedEntry{}
-	}
-	now := time.Now()
-	kept := l.panes[pane][:0]
-	for _, e := range l.panes[pane] {
-		if now.Sub(e.at) < echoWindow {
-			kept = append(kept, e)
-		}
-	}
-	var lines []string
-	for _, line := range strings.Split(text, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			lines = append(lines, line)
-		}
-	}
-	l.panes[pane] = append(kept, typedEntry{lines: lines, at: now})
-}
-
-// discount removes the first occurrence of each recently typed line from
-// text: the pane's echo of it.
-func (l *typedLog) discount(pane, text string) string {
-	if l == nil {
-		return text
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	for _, e := range l.panes[pane] {
-		if now.Sub(e.at) >= echoWindow {
-			continue
-		}
-		for _, line := range e.lines {
-			if i := strings.Index(text, line); i >= 0 {
-				text = text[:i] + strings.Repeat(" ", len(line)) + text[i+len(line):]
-			}
-		}
-	}
-	return text
 }
