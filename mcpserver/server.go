@@ -96,7 +96,7 @@ type server struct {
 	budget   budget
 	runner   Runner
 	live     *live.Pool // nil when control mode is forbidden
-	// blocking holds a token per blocking call in flight (see guard).
+	// blocking holds a token per blocking call in flight (see callGate).
 	blocking chan struct{}
 	// shell is run_shell_command's engine; it also keeps what input
 	// tools typed into panes (for wait_for_text and for its own refusals).
@@ -139,7 +139,7 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		Logger:       d.Log,
 	})
 	s.awaitPending(ctx, d)
-	s.mcp.AddReceivingMiddleware(s.awaitStartup, s.guard)
+	s.mcp.AddReceivingMiddleware(s.awaitStartup, s.callGate)
 	s.addTools()
 	s.addCapabilities()
 	return s.mcp
