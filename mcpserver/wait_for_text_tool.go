@@ -166,10 +166,10 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	}
 	outcome := ""
 	if m := findStream(); m != "" {
-		outcome, res.Match = "matched", m
+		outcome, res.Match = outcomeMatched, m
 		look() // for the screen
 	} else if m, gone := look(); m != "" {
-		outcome, res.Match = "matched", m
+		outcome, res.Match = outcomeMatched, m
 	} else if gone {
 		outcome = outcomePaneDied
 	}
@@ -186,10 +186,10 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			continue
 		}
 		if m := findStream(); m != "" {
-			outcome, res.Match = "matched", m
+			outcome, res.Match = outcomeMatched, m
 			look() // for the screen
 		} else if m, gone := look(); m != "" {
-			outcome, res.Match = "matched", m
+			outcome, res.Match = outcomeMatched, m
 		} else if gone {
 			outcome = outcomePaneDied
 		}
