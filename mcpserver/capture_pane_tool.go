@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,14 +88,4 @@ func captureWindow(start, end *int, window int) (int, bool) {
 		return 0, false
 	}
 	return lo, true
-}
-
-// splitCapture splits capture-pane output into lines without the blank
-// rows below the last text.
-func splitCapture(out string) []string {
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	for len(lines) > 0 && strings.TrimRight(lines[len(lines)-1], " ") == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
 }
