@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +47,7 @@ func (s *server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 	opt := tmux.CaptureOptions{Start: in.Start, End: in.End, JoinWrapped: in.JoinWrapped}
 	var t trimmed
 	skipped := 0
-	for window := s.budget.lines + 1; ; window *= 4 {
+	for window := s.budget.Lines + 1; ; window *= 4 {
 		o := opt
 		skipped = 0
 		if lo, ok := captureWindow(in.Start, in.End, window); ok {
@@ -58,7 +57,7 @@ func (s *server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 		if err != nil {
 			return capturePaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
 		}
-		t = s.budget.keepNewest(splitCapture(out))
+		t = s.budget.KeepNewest(splitCapture(out))
 		if skipped == 0 || t.DroppedLines > 0 || t.DroppedChars > 0 {
 			break // the whole range was read, or older rows would be dropped anyway
 		}
@@ -89,14 +88,4 @@ func captureWindow(start, end *int, window int) (int, bool) {
 		return 0, false
 	}
 	return lo, true
-}
-
-// splitCapture splits capture-pane output into lines without the blank
-// rows below the last text.
-func splitCapture(out string) []string {
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	for len(lines) > 0 && strings.TrimRight(lines[len(lines)-1], " ") == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
 }

@@ -1,14 +1,14 @@
 package mcpserver
 
 import (
-	"errors"
-
 	"context"
+	"errors"
 	"fmt"
-	"github.com/libtmux/libtmux-mcp/live"
-	"github.com/libtmux/libtmux-mcp/tmux"
 	"strings"
 
+	"github.com/libtmux/libtmux-mcp/internal/cursor"
+	"github.com/libtmux/libtmux-mcp/live"
+	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,17 +63,17 @@ func (s *server) captureSince(ctx context.Context, req *mcp.CallToolRequest, in 
 // the way without a view (LIBTMUX_MCP_LIVE=0, or no connection could be
 // opened), where what the pane printed between two calls is not known.
 func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest, in captureSinceParams) (captureSinceResult, error) {
-	a := anchor{pane: in.PaneID, row: -1}
+	a := cursor.Anchor{Pane: in.PaneID, Row: -1}
 	if in.Cursor != "" {
 		var err error
 		// A cursor of a view (control mode was on) starts again from the
 		// screen; a grid cursor goes on from its anchor.
-		_, isStream, perr := parseStreamCursor(in.PaneID, in.Cursor)
+		_, isStream, perr := cursor.ParseStream(in.PaneID, in.Cursor)
 		if perr != nil {
 			return captureSinceResult{}, perr
 		}
 		if !isStream {
-			if a, err = parseCursor(in.PaneID, in.Cursor); err != nil {
+			if a, err = cursor.ParseAnchor(in.PaneID, in.Cursor); err != nil {
 				return captureSinceResult{}, err
 			}
 		}
@@ -82,7 +82,7 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 	if in.WaitMs != nil && *in.WaitMs > 0 && s.live != nil {
 		res.EffectiveTimeoutMs = s.effectiveTimeout(in.WaitMs).Milliseconds() // also when it answers at once
 	}
-	got, err := s.readSince(ctx, in.PaneID, a, nil)
+	got, err := cursor.ReadSince(ctx, s.tmux, in.PaneID, a, nil, s.budget.Lines)
 	if err != nil {
 		return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
@@ -90,14 +90,14 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 	if waiting && s.live == nil {
 		res.Note = "LIBTMUX_MCP_LIVE=0 forbids the control-mode connection that waiting needs, so this answered at once; call again later"
 	}
-	if waiting && s.live != nil && len(got.lines) == 0 && got.continuous {
+	if waiting && s.live != nil && len(got.Lines) == 0 && got.Continuous {
 		wctx, w := s.startWait(ctx, req, in.WaitMs, "capture_since")
 		defer w.end()
 		res.EffectiveTimeoutMs = w.ms()
-		watch := s.watchPane(wctx, got.pos.SessionID, in.PaneID, true)
+		watch := s.watchPane(wctx, got.Pos.SessionID, in.PaneID, true)
 		defer func() { watch.stop() }()
 		res.Streaming = watch.stream
-		pos := got.pos
+		pos := got.Pos
 	wait:
 		for {
 			select {
@@ -105,34 +105,34 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 			case <-watch.ended:
 				// The connection ended: read once more, and watch anew.
 				watch.stop()
-				watch = s.watchPane(wctx, got.pos.SessionID, in.PaneID, true)
+				watch = s.watchPane(wctx, got.Pos.SessionID, in.PaneID, true)
 			case <-wctx.Done():
 				if s.ended(wctx, ctx) == outcomeCancelled {
 					res.Note = "cancelled before new lines arrived"
 				}
 				break wait
 			}
-			next, err := s.readSince(ctx, in.PaneID, a, &pos)
+			next, err := cursor.ReadSince(ctx, s.tmux, in.PaneID, a, &pos, s.budget.Lines)
 			if err != nil {
 				return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID)
 			}
-			got, pos = next, next.pos
-			if len(got.lines) > 0 || !got.continuous || got.pos.Dead {
+			got, pos = next, next.Pos
+			if len(got.Lines) > 0 || !got.Continuous || got.Pos.Dead {
 				break
 			}
 		}
 	}
-	res.trimmed = s.budget.keepNewest(got.lines)
-	res.Cursor = got.next.String()
-	res.Continuous = got.continuous
-	res.MissedLines = got.missed
+	res.trimmed = s.budget.KeepNewest(got.Lines)
+	res.Cursor = got.Next.String()
+	res.Continuous = got.Continuous
+	res.MissedLines = got.Missed
 	var notes []string
 	if res.Note != "" {
 		notes = append(notes, res.Note)
 	}
-	if !got.continuous {
-		if got.overrun {
-			notes = append(notes, fmt.Sprintf("the pane printed more than its history (history-limit) keeps since your cursor: lines were lost before this read (at least %d), so these do not follow the last ones you saw", got.missed))
+	if !got.Continuous {
+		if got.Overrun {
+			notes = append(notes, fmt.Sprintf("the pane printed more than its history (history-limit) keeps since your cursor: lines were lost before this read (at least %d), so these do not follow the last ones you saw", got.Missed))
 		} else {
 			notes = append(notes, "the pane was cleared or redrawn since your cursor; these lines do not follow the last ones you saw")
 		}
@@ -140,7 +140,7 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 	if res.DroppedLines > 0 {
 		notes = append(notes, "older new lines were left out to stay within the read budget")
 	}
-	if got.pos.Dead {
+	if got.Pos.Dead {
 		notes = append(notes, "the pane is dead: no more lines will come")
 	}
 	if in.Cursor != "" {
@@ -155,16 +155,16 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 // can be had (the connection could not be opened): the caller falls back
 // to the grid.
 func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolRequest, in captureSinceParams) (res captureSinceResult, err error, ok bool) {
-	var cur streamCursor
+	var cur cursor.Stream
 	hasCursor := false
 	foreign := false
 	if in.Cursor != "" {
-		c, isStream, err := parseStreamCursor(in.PaneID, in.Cursor)
+		c, isStream, err := cursor.ParseStream(in.PaneID, in.Cursor)
 		if err != nil {
 			return captureSinceResult{}, err, true
 		}
 		if !isStream {
-			if _, err := parseCursor(in.PaneID, in.Cursor); err != nil {
+			if _, err := cursor.ParseAnchor(in.PaneID, in.Cursor); err != nil {
 				return captureSinceResult{}, err, true
 			}
 			foreign = true
@@ -182,7 +182,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	defer release()
 	defer v.Keep(s.viewKeep()) // the keep time counts from the answer
 	res = captureSinceResult{PaneID: in.PaneID, Streaming: true}
-	if hasCursor && cur.epoch != v.Epoch() {
+	if hasCursor && cur.Epoch != v.Epoch() {
 		foreign = true
 	}
 	if !hasCursor || foreign {
@@ -201,12 +201,12 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		if err != nil {
 			return captureSinceResult{}, err, true
 		}
-		got := finish(in.PaneID, rows, rows.HistorySize, true, 0)
-		res.trimmed = s.budget.keepNewest(got.lines)
+		got := cursor.Finish(in.PaneID, rows, rows.HistorySize, true, 0)
+		res.trimmed = s.budget.KeepNewest(got.Lines)
 		if res.Lines == nil {
 			res.Lines = []string{}
 		}
-		res.Cursor = streamCursor{pane: in.PaneID, epoch: v.Epoch(), line: at}.String()
+		res.Cursor = cursor.Stream{Pane: in.PaneID, Epoch: v.Epoch(), Line: at}.String()
 		res.Continuous = !foreign
 		var notes []string
 		if foreign {
@@ -229,22 +229,22 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	read := func() {
 		v.Read(func(l *live.Lines) {
 			newest = l.Newest()
-			if cur.line > newest {
+			if cur.Line > newest {
 				future = true
 				return
 			}
-			from := cur.line + 1
+			from := cur.Line + 1
 			if o := l.Oldest(); from < o {
 				missed, from = o-from, o
 			}
 			lines = l.Get(from, newest)
-			marks = l.Marks(cur.line)
+			marks = l.Marks(cur.Line)
 		})
 	}
 	// A round trip first: tmux sends the output it read before a command
 	// ahead of the command's answer, so after it the view holds at least
 	// what the screen shows now.
-	pos, perr := s.viewPosition(ctx, v)
+	pos, perr := v.Position(ctx)
 	if perr != nil {
 		return captureSinceResult{}, s.explain(ctx, perr, "pane", in.PaneID), true
 	}
@@ -275,7 +275,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 				// An event that may end the pane (or output): look.
 				read()
 				if len(lines) == 0 {
-					if pos, perr = s.viewPosition(ctx, v); perr != nil || pos.Dead {
+					if pos, perr = v.Position(ctx); perr != nil || pos.Dead {
 						break wait
 					}
 				}
@@ -290,13 +290,13 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 			}
 		}
 	}
-	t := s.budget.keepOldest(lines)
+	t := s.budget.KeepOldest(lines)
 	res.trimmed = t
 	if res.Lines == nil {
 		res.Lines = []string{}
 	}
-	last := cur.line + missed + uint64(len(t.Lines))
-	res.Cursor = streamCursor{pane: in.PaneID, epoch: v.Epoch(), line: last}.String()
+	last := cur.Line + missed + uint64(len(t.Lines))
+	res.Cursor = cursor.Stream{Pane: in.PaneID, Epoch: v.Epoch(), Line: last}.String()
 	res.MissedLines = int(missed)
 	res.Continuous = missed == 0
 	var notes []string
@@ -304,7 +304,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		notes = append(notes, res.Note)
 	}
 	if missed > 0 {
-		notes = append(notes, fmt.Sprintf("%d lines printed after your cursor (lines %d-%d of the pane's output) left the lines this server keeps for the pane (as many as its history-limit and height) before this read: they are lost, and missedLines counts them exactly", missed, cur.line+1, cur.line+missed))
+		notes = append(notes, fmt.Sprintf("%d lines printed after your cursor (lines %d-%d of the pane's output) left the lines this server keeps for the pane (as many as its history-limit and height) before this read: they are lost, and missedLines counts them exactly", missed, cur.Line+1, cur.Line+missed))
 	}
 	if t.DroppedLines > 0 {
 		notes = append(notes, fmt.Sprintf("%d more lines (lines %d-%d) are waiting: this answer stops at the read budget with the oldest unread lines first; call capture_since again with this cursor to read them", t.DroppedLines, last+1, last+uint64(t.DroppedLines)))
@@ -331,12 +331,25 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	return res, nil, true
 }
 
-// viewPosition reads the pane's position over the view's connection.
-func (s *server) viewPosition(ctx context.Context, v *live.View) (tmux.Position, error) {
-	args, seps := positionArgs(v.Pane())
-	out, err := v.Command(ctx, args...)
-	if err != nil {
-		return tmux.Position{}, err
+// markNote words what the marks between two reads say happened.
+func markNote(marks []live.Mark) string {
+	var what []string
+	seen := map[live.MarkKind]bool{}
+	for _, m := range marks {
+		if seen[m.Kind] {
+			continue
+		}
+		seen[m.Kind] = true
+		switch m.Kind {
+		case live.MarkClear:
+			what = append(what, fmt.Sprintf("the screen was cleared after line %d", m.After))
+		case live.MarkClearHist:
+			what = append(what, "the scrollback was erased (tmux no longer has the older lines; they were delivered or counted)")
+		case live.MarkReset:
+			what = append(what, fmt.Sprintf("the terminal was reset after line %d", m.After))
+		case live.MarkAltOn:
+			what = append(what, "a full-screen program used the alternate screen (what it drew is not lines and is not returned)")
+		}
 	}
-	return tmux.ParsePosition(out, seps)
+	return strings.Join(what, "; ")
 }

@@ -9,46 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/shellrun"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
-	"github.com/libtmux/libtmux-mcp/tmux"
 )
-
-func TestGuardFrom(t *testing.T) {
-	pane := tmux.Pane{ID: "%1", SessionID: "$0", WindowID: "@0", PID: 42, CurrentCommand: "zsh"}
-	ours := tmux.AttachedClient{Name: "client-7", ControlMode: true, WindowID: "@0"}
-	person := tmux.AttachedClient{Name: "/dev/pts/3", WindowID: "@0"}
-	elsewhere := tmux.AttachedClient{Name: "/dev/pts/4", WindowID: "@9"}
-	check := func(pn tmux.Pane, clients ...tmux.AttachedClient) checked {
-		return checked{pane: pn, snap: tmux.Snapshot{Server: tmux.ServerInfo{PID: 9, Generation: "g"}, Clients: clients}}
-	}
-	synced := pane
-	synced.Synchronized = true
-	odd := pane
-	odd.CurrentCommand = "my,shell"
-	for _, c := range []struct {
-		what     string
-		c        checked
-		attended string
-		ok       bool
-		cond     string
-	}{
-		{"no clients", check(pane), "typing", true, "#{==:#{pid}/#{pane_pid}/#{pane_current_command}/#{session_id}/#{pane_dead}#{pane_in_mode}#{pane_synchronized}/#{window_active_clients_list},9/42/zsh/$0/000/}"},
-		{"control clients and a person elsewhere", check(pane, ours, elsewhere, ours), "watched", true, "/000/client-7#,client-7}"},
-		{"a person on the window", check(pane, ours, person), "typing", false, ""},
-		{"a person on the window, attended=ignore", check(pane, person), "ignore", true, "#{pane_synchronized},9/42/zsh/$0/000}"},
-		{"synchronized", check(synced), "typing", false, ""},
-		{"a name the format would misread", check(odd), "typing", false, ""},
-	} {
-		g, ok := guardFrom(c.c, c.attended)
-		if ok != c.ok {
-			t.Errorf("%s: guard %v; want %v", c.what, ok, c.ok)
-			continue
-		}
-		if ok && !strings.HasSuffix(g.guardCondition(), c.cond) {
-			t.Errorf("%s: condition %q; want it to end in %q", c.what, g.guardCondition(), c.cond)
-		}
-	}
-}
 
 // lockedBuffer is a log destination that handlers may write from any
 // goroutine.
@@ -127,7 +90,7 @@ func TestRunShellCommandGuard(t *testing.T) {
 	ts.WaitCommand(pane, "cat")
 	refused("cat in the foreground", `runs "cat", not a shell at its prompt`)
 	ts.Run("send-keys", "-t", pane, "C-d")
-	tmuxtest.Eventually(t, 15*time.Second, "zsh back at its prompt", func() bool { return atPrompt(paneShellPID(t, ts, pane)) })
+	tmuxtest.Eventually(t, 15*time.Second, "zsh back at its prompt", func() bool { return shellrun.ShellAtPrompt(paneShellPID(t, ts, pane)) })
 	wantStatus(t, "after cat", run("true"), 0)
 
 	viewer := ts.AttachPerson(strings.TrimSpace(ts.Run("display-message", "-p", "-t", pane, "#{session_name}")))
@@ -140,7 +103,7 @@ func TestRunShellCommandGuard(t *testing.T) {
 	ts.Run("respawn-pane", "-k", "-t", pane, "env", "ZDOTDIR="+ts.ZDOTDIR, "zsh", "-i")
 	tmuxtest.Eventually(t, 15*time.Second, "the new zsh at its prompt", func() bool {
 		pid := paneShellPID(t, ts, pane)
-		return pid != old && atPrompt(pid)
+		return pid != old && shellrun.ShellAtPrompt(pid)
 	})
 	got := run("echo fresh")
 	wantStatus(t, "in a new shell", got, 0)

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden tool schemas in testdata/tools")
+var update = flag.Bool("update", false, "rewrite the golden tool schemas in schemas/")
 
 // allTools lists every tool of the catalog through a client, with every
 // tool selected. No tmux server is needed: listing calls no handler.
@@ -33,7 +33,7 @@ func allTools(t *testing.T) []*mcp.Tool {
 }
 
 // TestGoldenSchemas compares each tool's name, title, description,
-// annotations, _meta and schemas with testdata/tools/NAME.json, twice: as
+// annotations, _meta and schemas with schemas/NAME.json, twice: as
 // tools/list shows it (the server publishes the golden file's schemas),
 // and as the spec and the tool's types give it by reflection, so a golden
 // file cannot drift from the types it stands for. Run
@@ -56,7 +56,7 @@ func TestGoldenSchemas(t *testing.T) {
 		if b, ok := tl.(*batchTool); ok {
 			want.Meta = b.meta(all)
 		}
-		path := filepath.Join("testdata", "tools", name+".json")
+		path := filepath.Join("schemas", name+".json")
 		if *update {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)

@@ -95,7 +95,7 @@ func (s *server) pasteText(ctx context.Context, _ *mcp.CallToolRequest, in paste
 		return pasteTextResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
 	pasted = true
-	s.noteTyped(in.PaneID, in.Text)
+	s.shell.NoteTyped(in.PaneID, in.Text)
 	s.noteUnentered([]string{in.PaneID}, keyInput{Text: in.Text, Enter: in.Enter}, in.Bracketed, prompts)
 	return pasteTextResult{PaneID: in.PaneID, Bytes: len(in.Text)}, nil
 }

@@ -290,18 +290,18 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // goldenFiles are the reviewed tools/list entries of every tool
-// (testdata/tools, kept by TestGoldenSchemas). The server publishes the
+// (schemas/, kept by TestGoldenSchemas). The server publishes the
 // schemas recorded there instead of building them by reflection at every
 // start; the golden test fails when they stop matching the types.
 //
-//go:embed testdata/tools/*.json
+//go:embed schemas/*.json
 var goldenFiles embed.FS
 
 // goldenSchemas returns the input and output schemas recorded for tool
 // name, compacted, or ok false when it has no golden file yet (a new
 // tool, before -update: the golden test fails until it has one).
 func goldenSchemas(name string) (in, out json.RawMessage, ok bool) {
-	raw, err := goldenFiles.ReadFile("testdata/tools/" + name + ".json")
+	raw, err := goldenFiles.ReadFile("schemas/" + name + ".json")
 	if err != nil {
 		return nil, nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/shellrun"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -275,8 +276,8 @@ func TestRunShellCommandProcessPathStatus(t *testing.T) {
 				t.Errorf("refusal without the view: %q; want it to point at capture_pane, not at a handle", msg)
 			}
 			wantStatus(t, "sleep 2; exit 6", receive(t, first, 20*time.Second), 6)
-			if v := ts.Run("show-options", "-p", "-t", pane, "-v", statusOption); !strings.Contains(v, ":6") {
-				t.Errorf("the pane's %s holds %q; want the last run's nonce and status 6", statusOption, v)
+			if v := ts.Run("show-options", "-p", "-t", pane, "-v", shellrun.StatusOption); !strings.Contains(v, ":6") {
+				t.Errorf("the pane's %s holds %q; want the last run's nonce and status 6", shellrun.StatusOption, v)
 			}
 		})
 	}

@@ -44,7 +44,8 @@ func inputSchemaFor[In any]() (*jsonschema.Schema, []string) {
 // and which fields an answer always has, and that it has no others, are
 // the server's promise, checked by its own tests.
 //
-// An empty schema is written {}, not true as jsonschema-go writes it: the
+// An outcome field lists the values it can hold (outcomeEnum). An empty
+// schema is written {}, not true as jsonschema-go writes it: the
 // MCP TypeScript SDK refuses a whole tools/list when an output schema's
 // property is not an object.
 func outputSchemaFor[Out any]() json.RawMessage {
@@ -67,6 +68,11 @@ func outputSchemaFor[Out any]() json.RawMessage {
 		}
 		q, _ := json.Marshal(name)
 		b.Write(q)
+		if o, ok := any(*new(Out)).(outcomeEnum); ok && name == "outcome" {
+			e, _ := json.Marshal(o.outcomes())
+			b.WriteString(`:{"enum":` + string(e) + `}`)
+			continue
+		}
 		b.WriteString(":{}")
 	}
 	b.WriteString("}}")

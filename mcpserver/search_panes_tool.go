@@ -149,7 +149,7 @@ func (s *server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in sea
 	}
 	began := time.Now()
 	matched := 0
-	maxMatches := s.budget.lines
+	maxMatches := s.budget.Lines
 scan:
 	for i, pl := range plans {
 		lines := splitCapture(outs[i]) // without the blank rows below the text

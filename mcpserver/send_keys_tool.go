@@ -2,10 +2,7 @@ package mcpserver
 
 import (
 	"context"
-	"slices"
-	"strings"
 
-	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -47,37 +44,4 @@ func (s *server) sendKeys(ctx context.Context, _ *mcp.CallToolRequest, in sendKe
 	s.noteTypedAll(c.cohort, in.Text)
 	s.noteUnentered(c.cohort, in.keyInput, false, prompts)
 	return sendKeysResult{PaneID: in.PaneID, Cohort: c.cohort}, nil
-}
-
-// atPrompts tells, for each pane of c's cohort, whether its shell is at
-// its prompt (so that input goes to the shell's command line).
-func (s *server) atPrompts(c checked) map[string]bool {
-	at := map[string]bool{}
-	for _, pn := range c.snap.Panes {
-		if slices.Contains(c.cohort, pn.ID) {
-			at[pn.ID] = shells[strings.TrimPrefix(pn.CurrentCommand, "-")] && atPrompt(pn.PID)
-		}
-	}
-	return at
-}
-
-// noteUnentered records what in (in a bracketed paste, when bracketed)
-// left on the command lines of panes (see unentered); prompts says which
-// were at their shell's prompt before it.
-func (s *server) noteUnentered(panes []string, in keyInput, bracketed bool, prompts map[string]bool) {
-	for _, p := range panes {
-		var v *live.View
-		if s.live != nil {
-			v = s.live.Lookup(p)
-		}
-		s.unentered.typed(p, in, bracketed, prompts[p], v)
-	}
-}
-
-// noteTypedAll tells wait_for_text that text was typed into each pane, so
-// the echo of it is not taken for the program's output.
-func (s *server) noteTypedAll(panes []string, text string) {
-	for _, p := range panes {
-		s.noteTyped(p, text)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/internal/shellrun"
 	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,13 +101,11 @@ type server struct {
 	budget   budget
 	runner   Runner
 	live     *live.Pool // nil when control mode is forbidden
-	typed    *typedLog  // recent input, discounted by wait_for_text
-	// blocking holds a token per blocking call in flight (see guard).
+	// blocking holds a token per blocking call in flight (see callGate).
 	blocking chan struct{}
-	runs     runs   // run_shell_command's framed commands
-	guards   guards // what the last passed check of each pane for a command saw
-	// unentered is input typed at a shell's prompt without Enter.
-	unentered unentered
+	// shell is run_shell_command's engine; it also keeps what input
+	// tools typed into panes (for wait_for_text and for its own refusals).
+	shell *shellrun.Engine
 }
 
 // New returns the MCP server for d, with the selected tools registered. It
@@ -125,10 +124,9 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		ready:  make(chan struct{}),
 		life:   ctx,
 		log:    d.Log,
-		budget: budget{lines: d.Limits.MaxResultLines, chars: d.Limits.MaxResultChars},
+		budget: budget{Lines: d.Limits.MaxResultLines, Chars: d.Limits.MaxResultChars},
 		runner: d.Runner,
 		live:   d.Live,
-		typed:  &typedLog{},
 
 		blocking: make(chan struct{}, d.Limits.MaxBlocking),
 	}
@@ -139,12 +137,14 @@ func New(ctx context.Context, d Deps) *mcp.Server {
 		s.live = NewLivePool(d.Tmux)
 		context.AfterFunc(ctx, s.live.Close)
 	}
+	s.shell = shellrun.New(shellrun.Deps{Host: shellHost{s}, Tmux: d.Tmux, Live: s.live, Life: ctx, Log: d.Log,
+		Budget: s.budget, ViewKeep: s.viewKeep(), Attended: d.Limits.Attended})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "libtmux-mcp", Title: "tmux for agents", Version: d.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       d.Log,
 	})
 	s.awaitPending(ctx, d)
-	s.mcp.AddReceivingMiddleware(s.awaitStartup, s.guard)
+	s.mcp.AddReceivingMiddleware(s.awaitStartup, s.callGate)
 	s.addTools()
 	s.addCapabilities()
 	return s.mcp

@@ -75,13 +75,13 @@ func (s *server) showEnvironment(ctx context.Context, _ *mcp.CallToolRequest, in
 	case err != nil:
 		return showEnvironmentResult{}, s.fail(err)
 	}
-	chars := s.budget.chars
+	chars := s.budget.Chars
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if line == "" {
 			continue
 		}
 		n := utf8.RuneCountInString(line)
-		if len(res.Variables) >= s.budget.lines || n > chars {
+		if len(res.Variables) >= s.budget.Lines || n > chars {
 			res.DroppedVariables++
 			continue
 		}

@@ -53,14 +53,14 @@ func (s *server) showHooks(ctx context.Context, _ *mcp.CallToolRequest, in showH
 		return showHooksResult{}, s.fail(err)
 	}
 	res := showHooksResult{Hooks: []hookRow{}}
-	chars := s.budget.chars
+	chars := s.budget.Chars
 	for _, line := range strings.Split(out, "\n") {
 		name, cmd, ok := strings.Cut(line, " ")
 		if !ok || !strings.HasSuffix(name, "]") {
 			continue // a hook that is not set: tmux lists its bare name
 		}
 		n := utf8.RuneCountInString(line)
-		if len(res.Hooks) >= s.budget.lines || n > chars {
+		if len(res.Hooks) >= s.budget.Lines || n > chars {
 			res.DroppedHooks++
 			continue
 		}

@@ -3,7 +3,7 @@ package mcpserver
 // everyTool lists every tool of this build, one line each, in the order of
 // the README's tables. Each constructor sits in its tool's file beside the
 // handler; adding a tool is that file, its line here and its golden schema
-// (testdata/tools). TestToolSpecs checks every spec: a malformed one fails
+// (schemas/). TestToolSpecs checks every spec: a malformed one fails
 // a test, never a start.
 func everyTool() []tool {
 	return []tool{

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/shellrun"
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
@@ -40,7 +41,7 @@ func TestRunShellCommandRefusesUnenteredInput(t *testing.T) {
 			noView := connect(t, ts, Deps{Limits: Limits{NoLive: true}})
 			call(t, noView, "send_keys", map[string]any{"paneId": pane, "text": "echo typed-with-newline\n"}, nil)
 			ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\ntyped-with-newline") })
-			tmuxtest.Eventually(t, 15*time.Second, "the shell back at its prompt", func() bool { return atPrompt(paneShellPID(t, ts, pane)) })
+			tmuxtest.Eventually(t, 15*time.Second, "the shell back at its prompt", func() bool { return shellrun.ShellAtPrompt(paneShellPID(t, ts, pane)) })
 			wantStatus(t, "after text ending in a newline", runCmd(t, noView, run), 0)
 
 			// Entered by someone else (a person's Enter): the pane's view
@@ -49,7 +50,7 @@ func TestRunShellCommandRefusesUnenteredInput(t *testing.T) {
 			callErr(t, cs, "run_shell_command", run, "unentered_input")
 			ts.Run("send-keys", "-t", pane, "Enter")
 			ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\npasted-then-entered") })
-			tmuxtest.Eventually(t, 15*time.Second, "the shell back at its prompt", func() bool { return atPrompt(paneShellPID(t, ts, pane)) })
+			tmuxtest.Eventually(t, 15*time.Second, "the shell back at its prompt", func() bool { return shellrun.ShellAtPrompt(paneShellPID(t, ts, pane)) })
 			wantStatus(t, "after a person's Enter", runCmd(t, cs, run), 0)
 
 			// Keys to a program in the foreground are the program's.
@@ -57,7 +58,7 @@ func TestRunShellCommandRefusesUnenteredInput(t *testing.T) {
 			ts.WaitCommand(pane, "cat")
 			call(t, cs, "send_keys", map[string]any{"paneId": pane, "text": "to-cat"}, nil)
 			call(t, cs, "send_keys", map[string]any{"paneId": pane, "keys": []string{"Enter", "C-d"}}, nil)
-			tmuxtest.Eventually(t, 15*time.Second, "the shell back at its prompt", func() bool { return atPrompt(paneShellPID(t, ts, pane)) })
+			tmuxtest.Eventually(t, 15*time.Second, "the shell back at its prompt", func() bool { return shellrun.ShellAtPrompt(paneShellPID(t, ts, pane)) })
 			wantStatus(t, "after keys to cat", runCmd(t, cs, run), 0)
 		})
 	}

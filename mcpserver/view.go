@@ -3,8 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/live"
@@ -68,68 +66,4 @@ func (s *server) viewKeep() time.Duration {
 		return s.deps.Limits.ViewKeep
 	}
 	return DefaultViewKeep
-}
-
-// streamCursor is a capture_since cursor on a view: the pane, the view's
-// epoch and the number of the last line delivered.
-type streamCursor struct {
-	pane  string
-	epoch string
-	line  uint64
-}
-
-const streamCursorPrefix = "lv1"
-
-func (c streamCursor) String() string {
-	return fmt.Sprintf("%s.%s.%s.%d", streamCursorPrefix, strings.TrimPrefix(c.pane, "%"), c.epoch, c.line)
-}
-
-// parseStreamCursor reads an lv1 cursor; ok is false for another kind.
-func parseStreamCursor(pane, s string) (c streamCursor, ok bool, err error) {
-	if !strings.HasPrefix(s, streamCursorPrefix+".") {
-		return streamCursor{}, false, nil
-	}
-	f := strings.Split(s, ".")
-	bad := fmt.Errorf("cursor %q is not one this server returned; omit cursor to start again from the current screen", s)
-	if len(f) != 4 {
-		return streamCursor{}, true, bad
-	}
-	if "%"+f[1] != pane {
-		return streamCursor{}, true, fmt.Errorf("cursor %q belongs to pane %%%s, not %s; pass it with that pane, or omit cursor", s, f[1], pane)
-	}
-	n, err := strconv.ParseUint(f[3], 10, 64)
-	if err != nil || f[2] == "" {
-		return streamCursor{}, true, bad
-	}
-	return streamCursor{pane: pane, epoch: f[2], line: n}, true, nil
-}
-
-// positionArgs is the command of a pane's position, for a view's
-// connection; parse its output with tmux.ParsePosition.
-func positionArgs(pane string) ([]string, tmux.Separators) {
-	seps := tmux.NewSeparators()
-	return tmux.PositionArgs(pane, seps), seps
-}
-
-// markNote words what the marks between two reads say happened.
-func markNote(marks []live.Mark) string {
-	var what []string
-	seen := map[live.MarkKind]bool{}
-	for _, m := range marks {
-		if seen[m.Kind] {
-			continue
-		}
-		seen[m.Kind] = true
-		switch m.Kind {
-		case live.MarkClear:
-			what = append(what, fmt.Sprintf("the screen was cleared after line %d", m.After))
-		case live.MarkClearHist:
-			what = append(what, "the scrollback was erased (tmux no longer has the older lines; they were delivered or counted)")
-		case live.MarkReset:
-			what = append(what, fmt.Sprintf("the terminal was reset after line %d", m.After))
-		case live.MarkAltOn:
-			what = append(what, "a full-screen program used the alternate screen (what it drew is not lines and is not returned)")
-		}
-	}
-	return strings.Join(what, "; ")
 }

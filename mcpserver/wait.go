@@ -8,13 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Outcomes shared by the waits.
-const (
-	outcomeTimedOut  = "timed_out"
-	outcomeCancelled = "cancelled"
-	outcomePaneDied  = "pane_died"
-)
-
 // progressEvery is how often a wait tells a client that asked for progress
 // that it is still waiting.
 const progressEvery = 2 * time.Second

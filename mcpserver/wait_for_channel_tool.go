@@ -80,12 +80,12 @@ func (s *server) waitForChannel(ctx context.Context, req *mcp.CallToolRequest, i
 	after, infoErr := s.tmux.Info(ctx)
 	switch {
 	case errors.Is(infoErr, tmux.ErrNoServer) || (infoErr == nil && after.Generation != before.Generation):
-		res.Outcome = "server_died"
+		res.Outcome = outcomeServerDied
 		res.Note = "the tmux server stopped during the wait; nothing signalled the channel"
 		return res, nil
 	case err != nil:
 		return waitForChannelResult{}, s.fail(err)
 	}
-	res.Outcome = "signalled"
+	res.Outcome = outcomeSignalled
 	return res, nil
 }

@@ -131,20 +131,6 @@ func TestWaitForTextCancelledAndNoStream(t *testing.T) {
 	callErr(t, off, "wait_for_text", map[string]any{"paneId": pane, "pattern": "x"}, "no_stream")
 }
 
-func TestTypedLogDiscountsEcho(t *testing.T) {
-	t.Parallel()
-	var l typedLog
-	l.noteTyped("%1", "make build && echo done\n")
-	screen := "$ make build && echo done\nbuilding\ndone"
-	got := l.discount("%1", screen)
-	if strings.Contains(got, "make build") || !strings.Contains(got, "\ndone") {
-		t.Errorf("discount: %q; want the echo blanked and the output kept", got)
-	}
-	if l.discount("%2", screen) != screen {
-		t.Error("another pane's input was discounted")
-	}
-}
-
 // TestWaitForTextPaneDiesAndStays: a program that exits in a pane kept by
 // remain-on-exit prints nothing and changes no layout; the #{pane_dead}
 // subscription tells the wait.

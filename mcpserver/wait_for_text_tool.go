@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/cursor"
 	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,7 +106,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		seen, startLine = l.Newest(), l.Newest()
 		remove = l.OnLine(func(_ uint64, line string) {
 			if hooked.Load() == nil {
-				if m := find(s.typed.discount(in.PaneID, line)); m != "" {
+				if m := find(s.shell.DiscountTyped(in.PaneID, line)); m != "" {
 					hooked.Store(&m)
 				}
 			}
@@ -139,7 +138,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			text = strings.Join(append(lines, l.Unfinished()), "\n")
 			seen = l.Newest()
 		})
-		return find(s.typed.discount(in.PaneID, text))
+		return find(s.shell.DiscountTyped(in.PaneID, text))
 	}
 
 	var last *tmux.Rows
@@ -153,7 +152,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		for try := 0; err == nil && rows.First > from && try < 3; try++ {
 			// Output scrolled the grid since pos: read again from the rows
 			// the first read skipped, by the capture's own position.
-			rows, joined, err = s.tmux.CaptureRowsJoined(ctx, in.PaneID, from-sinceMargin<<try, rows.Position)
+			rows, joined, err = s.tmux.CaptureRowsJoined(ctx, in.PaneID, from-cursor.Margin<<try, rows.Position)
 		}
 		if err != nil {
 			return "", errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer)
@@ -163,14 +162,14 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		if rows.Dead {
 			return "", true
 		}
-		return find(s.typed.discount(in.PaneID, strings.Join(joined, "\n"))), false
+		return find(s.shell.DiscountTyped(in.PaneID, strings.Join(joined, "\n"))), false
 	}
 	outcome := ""
 	if m := findStream(); m != "" {
-		outcome, res.Match = "matched", m
+		outcome, res.Match = outcomeMatched, m
 		look() // for the screen
 	} else if m, gone := look(); m != "" {
-		outcome, res.Match = "matched", m
+		outcome, res.Match = outcomeMatched, m
 	} else if gone {
 		outcome = outcomePaneDied
 	}
@@ -187,10 +186,10 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			continue
 		}
 		if m := findStream(); m != "" {
-			outcome, res.Match = "matched", m
+			outcome, res.Match = outcomeMatched, m
 			look() // for the screen
 		} else if m, gone := look(); m != "" {
-			outcome, res.Match = "matched", m
+			outcome, res.Match = outcomeMatched, m
 		} else if gone {
 			outcome = outcomePaneDied
 		}
@@ -214,10 +213,10 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		if i := last.HistorySize - last.First; i >= 0 && i < len(last.Lines) {
 			res.Screen = splitCaptureKeep(last.Lines[i:])
 		}
-		o := s.budget.keepNewest(res.Output)
-		sc := s.budget.keepNewest(res.Screen)
+		o := s.budget.KeepNewest(res.Output)
+		sc := s.budget.KeepNewest(res.Screen)
 		res.Output, res.Screen = o.Lines, sc.Lines
-		if a, ok := anchorAt(in.PaneID, *last); ok {
+		if a, ok := cursor.AnchorAt(in.PaneID, *last); ok {
 			res.Cursor = a.String()
 		}
 	}
@@ -225,7 +224,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	if view != nil && ctx.Err() == nil {
 		// The output since the wait began, from the view: exact. A round
 		// trip first, so the view holds what the last look saw.
-		s.viewPosition(ctx, view)
+		view.Position(ctx)
 		var lines []string
 		var missed uint64
 		view.Read(func(l *live.Lines) {
@@ -237,9 +236,9 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			if u := l.Unfinished(); u != "" {
 				lines = append(lines, u)
 			}
-			res.Cursor = streamCursor{pane: in.PaneID, epoch: view.Epoch(), line: l.Newest()}.String()
+			res.Cursor = cursor.Stream{Pane: in.PaneID, Epoch: view.Epoch(), Line: l.Newest()}.String()
 		})
-		res.Output = s.budget.keepNewest(lines).Lines
+		res.Output = s.budget.KeepNewest(lines).Lines
 		if res.Output == nil {
 			res.Output = []string{}
 		}
@@ -268,72 +267,4 @@ func splitCaptureKeep(rows []string) []string {
 		out = out[:len(out)-1]
 	}
 	return out
-}
-
-// echoWindow is how long typed input is discounted from wait_for_text.
-const echoWindow = 10 * time.Second
-
-// typedLog remembers what this server typed into panes recently, so a
-// wait does not match the pane's echo of it.
-type typedLog struct {
-	mu    sync.Mutex
-	panes map[string][]typedEntry
-}
-
-type typedEntry struct {
-	lines []string
-	at    time.Time
-}
-
-// noteTyped records text this server typed or pasted into pane, so that
-// wait_for_text does not match the pane's echo of it for echoWindow.
-// Input tools call it after sending.
-func (s *server) noteTyped(pane, text string) { s.typed.noteTyped(pane, text) }
-
-// noteTyped records text typed into pane.
-func (l *typedLog) noteTyped(pane, text string) {
-	if l == nil || strings.TrimSpace(text) == "" {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.panes == nil {
-		l.panes = map[string][]typedEntry{}
-	}
-	now := time.Now()
-	kept := l.panes[pane][:0]
-	for _, e := range l.panes[pane] {
-		if now.Sub(e.at) < echoWindow {
-			kept = append(kept, e)
-		}
-	}
-	var lines []string
-	for _, line := range strings.Split(text, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			lines = append(lines, line)
-		}
-	}
-	l.panes[pane] = append(kept, typedEntry{lines: lines, at: now})
-}
-
-// discount removes the first occurrence of each recently typed line from
-// text: the pane's echo of it.
-func (l *typedLog) discount(pane, text string) string {
-	if l == nil {
-		return text
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	for _, e := range l.panes[pane] {
-		if now.Sub(e.at) >= echoWindow {
-			continue
-		}
-		for _, line := range e.lines {
-			if i := strings.Index(text, line); i >= 0 {
-				text = text[:i] + strings.Repeat(" ", len(line)) + text[i+len(line):]
-			}
-		}
-	}
-	return text
 }

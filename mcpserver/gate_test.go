@@ -228,9 +228,9 @@ func TestDescriptorExhaustionToolError(t *testing.T) {
 }
 
 // TestArgumentRefusalIsTheGuards: the refusal a transport answers before
-// go-sdk decodes a call (ArgumentRefusal) is the guard's answer to the same
+// go-sdk decodes a call (ArgumentRefusal) is the call gate's answer to the same
 // call, word for word, so a model reads the same text on every path; and a
-// call the guard lets through, or a tool outside the selection, passes.
+// call the call gate lets through, or a tool outside the selection, passes.
 func TestArgumentRefusalIsTheGuards(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
@@ -257,7 +257,7 @@ func TestArgumentRefusalIsTheGuards(t *testing.T) {
 			t.Fatalf("%s: %v", c.tool, err)
 		}
 		if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != want {
-			t.Errorf("%s: the guard answered %q (isError %v); ArgumentRefusal says %q", c.tool, got, res.IsError, want)
+			t.Errorf("%s: the call gate answered %q (isError %v); ArgumentRefusal says %q", c.tool, got, res.IsError, want)
 		}
 	}
 	for _, c := range []struct{ why, tool, args string }{

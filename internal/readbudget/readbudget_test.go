@@ -1,4 +1,4 @@
-package mcpserver
+package readbudget
 
 import (
 	"strings"
@@ -12,30 +12,22 @@ func TestKeepNewest(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		why  string
-		b    budget
+		b    Budget
 		in   []string
-		want trimmed
+		want Trimmed
 	}{
-		{"everything fits", budget{5, 100}, []string{"a", "b"}, trimmed{Lines: []string{"a", "b"}}},
-		{"line budget keeps the newest", budget{2, 100}, []string{"a", "b", "c"}, trimmed{Lines: []string{"b", "c"}, DroppedLines: 1, DroppedChars: 1}},
-		{"a lone long line keeps its tail", budget{5, 3}, []string{"abcdef"}, trimmed{Lines: []string{"def"}, DroppedChars: 3}},
-		{"characters are code points", budget{5, 2}, []string{"ünï"}, trimmed{Lines: []string{"nï"}, DroppedChars: 1}},
-		{"leftover characters go to the older line's tail", budget{5, 4}, []string{"xxabc", "de"}, trimmed{Lines: []string{"bc", "de"}, DroppedChars: 3}},
-		{"no characters left: the older line is dropped whole", budget{5, 2}, []string{"abc", "de"}, trimmed{Lines: []string{"de"}, DroppedLines: 1, DroppedChars: 3}},
-		{"empty input", budget{5, 5}, nil, trimmed{Lines: []string{}}},
+		{"everything fits", Budget{5, 100}, []string{"a", "b"}, Trimmed{Lines: []string{"a", "b"}}},
+		{"line budget keeps the newest", Budget{2, 100}, []string{"a", "b", "c"}, Trimmed{Lines: []string{"b", "c"}, DroppedLines: 1, DroppedChars: 1}},
+		{"a lone long line keeps its tail", Budget{5, 3}, []string{"abcdef"}, Trimmed{Lines: []string{"def"}, DroppedChars: 3}},
+		{"characters are code points", Budget{5, 2}, []string{"ünï"}, Trimmed{Lines: []string{"nï"}, DroppedChars: 1}},
+		{"leftover characters go to the older line's tail", Budget{5, 4}, []string{"xxabc", "de"}, Trimmed{Lines: []string{"bc", "de"}, DroppedChars: 3}},
+		{"no characters left: the older line is dropped whole", Budget{5, 2}, []string{"abc", "de"}, Trimmed{Lines: []string{"de"}, DroppedLines: 1, DroppedChars: 3}},
+		{"empty input", Budget{5, 5}, nil, Trimmed{Lines: []string{}}},
 	} {
-		got := tc.b.keepNewest(tc.in)
+		got := tc.b.KeepNewest(tc.in)
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s: (-want +got)\n%s", tc.why, diff)
 		}
-	}
-}
-
-func TestSplitCaptureDropsBlankBottomRows(t *testing.T) {
-	t.Parallel()
-	got := splitCapture("a\n\nb\n   \n\n")
-	if strings.Join(got, "|") != "a||b" {
-		t.Errorf("splitCapture = %q", got)
 	}
 }
 
@@ -50,7 +42,7 @@ func FuzzKeepNewest(f *testing.F) {
 			return
 		}
 		in := strings.Split(text, "\n")
-		got := budget{lines, chars}.keepNewest(in)
+		got := Budget{lines, chars}.KeepNewest(in)
 		total := 0
 		for _, l := range got.Lines {
 			total += utf8.RuneCountInString(l)

@@ -1,4 +1,4 @@
-package mcpserver
+package shellrun
 
 import (
 	"fmt"
@@ -33,11 +33,27 @@ type unenteredInput struct {
 // was entered, interrupted or cleared.
 var lineEnds = map[string]bool{"Enter": true, "C-m": true, "C-j": true, "C-c": true, "C-u": true}
 
-// typed records what in (sent to pane, whose shell was at its prompt
-// when atPrompt) left on the shell's command line. Text is typed as a
+// Input is one piece of input sent to a pane: named keys or literal text,
+// then Enter if asked.
+type Input struct {
+	Keys    []string // as the caller named them
+	LastKey string   // the last of Keys as tmux spells it (C-u, Enter)
+	Text    string
+	Enter   bool
+}
+
+// NoteInput records what in (sent to pane, whose shell was at its prompt
+// when atPrompt; in a bracketed paste when bracketed) left on the shell's
+// command line: a later Run there is refused until the line is entered or
+// cleared. view is the pane's view, when it has one.
+func (e *Engine) NoteInput(pane string, in Input, bracketed, atPrompt bool, view *live.View) {
+	e.unentered.typed(pane, in, bracketed, atPrompt, view)
+}
+
+// typed records what in left on pane's command line. Text is typed as a
 // terminal types it: a newline or carriage return enters what came before
 // it, except inside a bracketed paste.
-func (u *unentered) typed(pane string, in keyInput, bracketed, atPrompt bool, view *live.View) {
+func (u *unentered) typed(pane string, in Input, bracketed, atPrompt bool, view *live.View) {
 	if i := strings.LastIndexAny(in.Text, "\n\r"); i >= 0 && !bracketed {
 		in.Text = in.Text[i+1:]
 		in.Enter = in.Enter || in.Text == ""
@@ -48,7 +64,7 @@ func (u *unentered) typed(pane string, in keyInput, bracketed, atPrompt bool, vi
 	case in.Text != "":
 		u.keep(pane, in.Text, view)
 	case len(in.Keys) > 0:
-		last, _ := parseKey(in.Keys[len(in.Keys)-1])
+		last := in.LastKey
 		if len(last) == 3 && strings.HasPrefix(last, "C-") {
 			last = strings.ToLower(last) // tmux reads C-U as C-u
 			last = "C-" + last[2:]
@@ -104,4 +120,76 @@ func (u *unentered) refusal(pane string, view *live.View) error {
 	}
 	return fmt.Errorf("unentered_input: pane %s's command line may still hold %q, typed by this server without Enter %s ago; a command typed now would join it and run it. Enter it (send_keys {\"paneId\":%q,\"keys\":[\"Enter\"]}) or clear it (keys [\"C-u\"]), then call again",
 		pane, text, time.Since(rec.at).Round(time.Second), pane)
+}
+
+// echoWindow is how long typed input is discounted from waits for text.
+const echoWindow = 10 * time.Second
+
+// typedLog remembers what this server typed into panes recently, so a
+// wait does not match the pane's echo of it.
+type typedLog struct {
+	mu    sync.Mutex
+	panes map[string][]typedEntry
+}
+
+type typedEntry struct {
+	lines []string
+	at    time.Time
+}
+
+// NoteTyped records text the server typed or pasted into pane, so that
+// a wait for text does not match the pane's echo of it for echoWindow.
+// Input tools call it after sending.
+func (e *Engine) NoteTyped(pane, text string) { e.typed.noteTyped(pane, text) }
+
+// DiscountTyped blanks, in text read from pane, the first occurrence of
+// each line recently typed there: the pane's echo of it.
+func (e *Engine) DiscountTyped(pane, text string) string { return e.typed.discount(pane, text) }
+
+// noteTyped records text typed into pane.
+func (l *typedLog) noteTyped(pane, text string) {
+	if l == nil || strings.TrimSpace(text) == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.panes == nil {
+		l.panes = map[string][]typedEntry{}
+	}
+	now := time.Now()
+	kept := l.panes[pane][:0]
+	for _, e := range l.panes[pane] {
+		if now.Sub(e.at) < echoWindow {
+			kept = append(kept, e)
+		}
+	}
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	l.panes[pane] = append(kept, typedEntry{lines: lines, at: now})
+}
+
+// discount removes the first occurrence of each recently typed line from
+// text: the pane's echo of it.
+func (l *typedLog) discount(pane, text string) string {
+	if l == nil {
+		return text
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	for _, e := range l.panes[pane] {
+		if now.Sub(e.at) >= echoWindow {
+			continue
+		}
+		for _, line := range e.lines {
+			if i := strings.Index(text, line); i >= 0 {
+				text = text[:i] + strings.Repeat(" ", len(line)) + text[i+len(line):]
+			}
+		}
+	}
+	return text
 }

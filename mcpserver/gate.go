@@ -47,13 +47,13 @@ const maxOtherString = 1024
 // quoteMax is how much of an argument an error text quotes.
 const quoteMax = 200
 
-// guard is the server's receiving middleware for tools/call: it bounds the
+// callGate is the server's receiving middleware for tools/call: it bounds the
 // arguments before they are decoded, caps the blocking calls in flight,
 // and keeps error texts from quoting more than quoteMax bytes of an
 // argument. tmux_run is left to its own contract's checks (its refusals are
 // structured, from a closed set of codes): its runs take a token of the
 // cap when one is free and are never refused by it.
-func (s *server) guard(next mcp.MethodHandler) mcp.MethodHandler {
+func (s *server) callGate(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
 			return next(ctx, method, req)
@@ -97,10 +97,10 @@ func (s *server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// ArgumentRefusal is the guard's check of a call's arguments, for a
+// ArgumentRefusal is the call gate's check of a call's arguments, for a
 // transport to make before go-sdk decodes the call (frame.Screen): the
-// text of the tool error the guard answers for a call of tool with args,
-// or "" when the guard lets the call through (a tool outside sel, a raw
+// text of the tool error the call gate answers for a call of tool with args,
+// or "" when the call gate lets the call through (a tool outside sel, a raw
 // tool, arguments within their bounds).
 func (sel Selection) ArgumentRefusal(tool string, args json.RawMessage) string {
 	if !sel.Has(tool) || catalog[tool].spec().inputSchema != nil {

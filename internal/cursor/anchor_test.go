@@ -1,4 +1,4 @@
-package mcpserver
+package cursor
 
 import (
 	"strings"
@@ -7,10 +7,10 @@ import (
 
 func TestCursorRoundTrip(t *testing.T) {
 	t.Parallel()
-	a := anchor{pane: "%12", row: 4096, hash: 0xabcdef0123456789, cy: 29, height: 30}
-	got, err := parseCursor("%12", a.String())
+	a := Anchor{Pane: "%12", Row: 4096, Hash: 0xabcdef0123456789, CY: 29, Height: 30}
+	got, err := ParseAnchor("%12", a.String())
 	if err != nil || got != a {
-		t.Fatalf("parseCursor(%q) = %+v, %v; want %+v", a.String(), got, err, a)
+		t.Fatalf("ParseAnchor(%q) = %+v, %v; want %+v", a.String(), got, err, a)
 	}
 	for _, c := range []struct{ pane, cursor, want string }{
 		{"%12", "lc1.13.5.00.0.30", "belongs to pane %13"},
@@ -21,8 +21,8 @@ func TestCursorRoundTrip(t *testing.T) {
 		{"%12", "lc1.12.5.zz.0.30", "not one this server returned"},
 		{"%12", "lc2.12.5.00.0.30", "not one this server returned"},
 	} {
-		if _, err := parseCursor(c.pane, c.cursor); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("parseCursor(%s, %q) = %v; want %q", c.pane, c.cursor, err, c.want)
+		if _, err := ParseAnchor(c.pane, c.cursor); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseAnchor(%s, %q) = %v; want %q", c.pane, c.cursor, err, c.want)
 		}
 	}
 }
@@ -65,22 +65,22 @@ func FuzzDecodeCursor(f *testing.F) {
 		f.Add("%12", s)
 	}
 	f.Fuzz(func(t *testing.T, pane, s string) {
-		a, err := parseCursor(pane, s)
+		a, err := ParseAnchor(pane, s)
 		if err != nil {
 			if !strings.Contains(err.Error(), "omit cursor") {
-				t.Fatalf("parseCursor(%q, %q): %v names no recovery", pane, s, err)
+				t.Fatalf("ParseAnchor(%q, %q): %v names no recovery", pane, s, err)
 			}
 			return
 		}
-		if a.pane != pane || a.row < -1 || a.cy < 0 || a.height < 0 {
-			t.Fatalf("parseCursor(%q, %q) accepted %+v", pane, s, a)
+		if a.Pane != pane || a.Row < -1 || a.CY < 0 || a.Height < 0 {
+			t.Fatalf("ParseAnchor(%q, %q) accepted %+v", pane, s, a)
 		}
 		if !strings.HasPrefix(pane, "%") || strings.Contains(pane[1:], "%") {
 			return // String drops one leading %: only such panes round-trip
 		}
-		back, err := parseCursor(pane, a.String())
+		back, err := ParseAnchor(pane, a.String())
 		if err != nil || back != a {
-			t.Fatalf("parseCursor(%q, %q) = %+v; again from %q: %+v, %v", pane, s, a, a.String(), back, err)
+			t.Fatalf("ParseAnchor(%q, %q) = %+v; again from %q: %+v, %v", pane, s, a, a.String(), back, err)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package mcpserver
+package shellrun
 
 import (
 	"regexp"
@@ -7,14 +7,14 @@ import (
 	"sync"
 )
 
-// commandGuard is what a passed protection check of a pane for a command
-// saw, kept so that the pane's next command can be typed without a check
+// typingGuard is what a passed protection check of a pane for a command
+// saw (a typing guard), kept so that the pane's next command can be typed without a check
 // of its own: tmux re-reads every fact the check decided on in the same
 // control-mode line that types the command (if-shell -F), and types it
-// only when all of them are unchanged (see guardCondition). The facts that
+// only when all of them are unchanged (see condition). The facts that
 // are this process's own (the caller's pane, a pending tmux_run
 // invitation, the shell's foreground) are checked again before each use.
-type commandGuard struct {
+type typingGuard struct {
 	serverPID  int
 	generation string
 	shellPID   int
@@ -30,20 +30,20 @@ type commandGuard struct {
 // verbatim, with no character tmux's format parser would take for syntax.
 var guardValue = regexp.MustCompile(`^[A-Za-z0-9_./+@$%:-]*$`)
 
-// guardFrom keeps what c (a passed check for a command on its pane,
+// typingGuardFrom keeps what c (a passed check for a command on its pane,
 // without force) decided on, if tmux can check all of it again: the pane
 // alone in its cohort, and, unless attended is "ignore", no person's
 // client showing its window. ok is false otherwise; each of that pane's
 // commands is then checked on its own.
-func guardFrom(c checked, attended string) (g commandGuard, ok bool) {
-	pn := c.pane
+func typingGuardFrom(c Checked, attended string) (g typingGuard, ok bool) {
+	pn := c.Pane
 	if pn.Synchronized || pn.Dead || pn.InMode {
 		return g, false
 	}
-	g = commandGuard{serverPID: c.snap.Server.PID, generation: c.snap.Server.Generation, shellPID: pn.PID, command: pn.CurrentCommand, session: pn.SessionID}
+	g = typingGuard{serverPID: c.Snapshot.Server.PID, generation: c.Snapshot.Server.Generation, shellPID: pn.PID, command: pn.CurrentCommand, session: pn.SessionID}
 	if attended != "ignore" {
 		g.clients = []string{}
-		for _, cl := range c.snap.Clients {
+		for _, cl := range c.Snapshot.Clients {
 			if cl.WindowID != pn.WindowID {
 				continue
 			}
@@ -61,9 +61,9 @@ func guardFrom(c checked, attended string) (g commandGuard, ok bool) {
 	return g, true
 }
 
-// guardCondition is the format that tmux expands, on the pane, to 1 when
+// condition is the format that tmux expands, on the pane, to 1 when
 // every fact of g still holds, else 0.
-func (g commandGuard) guardCondition() string {
+func (g typingGuard) condition() string {
 	now := "#{pid}/#{pane_pid}/#{pane_current_command}/#{session_id}/#{pane_dead}#{pane_in_mode}#{pane_synchronized}"
 	then := strconv.Itoa(g.serverPID) + "/" + strconv.Itoa(g.shellPID) + "/" + g.command + "/" + g.session + "/000"
 	if g.clients != nil {
@@ -73,16 +73,16 @@ func (g commandGuard) guardCondition() string {
 	return "#{==:" + now + "," + then + "}"
 }
 
-// guards keeps each pane's commandGuard from its last passed check.
-type guards struct {
+// typingGuards keeps each pane's typingGuard from its last passed check.
+type typingGuards struct {
 	mu     sync.Mutex
-	byPane map[string]commandGuard
+	byPane map[string]typingGuard
 }
 
-// maxGuards bounds the panes guards remembers; past it they start over.
+// maxGuards bounds the panes typingGuards and unentered remember; past it they start over.
 const maxGuards = 1024
 
-func (gs *guards) get(pane string) (commandGuard, bool) {
+func (gs *typingGuards) get(pane string) (typingGuard, bool) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	g, ok := gs.byPane[pane]
@@ -90,7 +90,7 @@ func (gs *guards) get(pane string) (commandGuard, bool) {
 }
 
 // keep remembers g for pane, or, when ok is false, forgets pane's guard.
-func (gs *guards) keep(pane string, g commandGuard, ok bool) {
+func (gs *typingGuards) keep(pane string, g typingGuard, ok bool) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if !ok {
@@ -98,7 +98,7 @@ func (gs *guards) keep(pane string, g commandGuard, ok bool) {
 		return
 	}
 	if gs.byPane == nil || len(gs.byPane) >= maxGuards {
-		gs.byPane = map[string]commandGuard{}
+		gs.byPane = map[string]typingGuard{}
 	}
 	gs.byPane[pane] = g
 }

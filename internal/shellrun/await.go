@@ -1,0 +1,152 @@
+package shellrun
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/libtmux/libtmux-mcp/internal/cursor"
+	"github.com/libtmux/libtmux-mcp/internal/readbudget"
+	"github.com/libtmux/libtmux-mcp/live"
+)
+
+// awaitRun waits for run within timeoutMs and answers what is known.
+func (e *Engine) awaitRun(ctx context.Context, in Request, v *live.View, run *shellRun) Result {
+	wctx, _, stopWait := in.Wait(ctx)
+	defer stopWait()
+	outcome := Outcome("")
+	select {
+	case <-run.done:
+	case <-wctx.Done():
+		select { // an end already here wins over a deadline just passed
+		case <-run.done:
+		default:
+			outcome = ended(wctx, ctx)
+		}
+	}
+	if ctx.Err() != nil || e.life.Err() != nil {
+		outcome = Cancelled // shutdown, or the client gave up
+	}
+	res := Result{Output: []string{}}
+	var notes []string
+	if in.Clamped != "" {
+		notes = append(notes, in.Clamped)
+	}
+	if outcome == Cancelled && ctx.Err() != nil {
+		res.Outcome = outcome
+		res.Handle = run.handle
+		res.Note = "the wait was cancelled; the command may still be running in " + run.pane
+		return res
+	}
+	run.mu.Lock()
+	lost, end, interrupted := run.lost, run.end, run.interrupted
+	run.mu.Unlock()
+	if end != 0 {
+		e.endRun(v, run, "") // free the pane before answering
+	}
+	switch {
+	case outcome != "":
+		res.Outcome = outcome
+	case interrupted:
+		res.Outcome = Interrupted
+	case lost != "":
+		res.Outcome = PaneDied
+	default:
+		res.Outcome = Completed
+	}
+	e.runOutput(v, run, &res, &notes)
+	switch res.Outcome {
+	case Completed:
+		st := run.status
+		res.ExitStatus = &st
+		res.Cursor = cursor.Stream{Pane: run.pane, Epoch: v.Epoch(), Line: end}.String()
+	case TimedOut:
+		res.Handle = run.handle
+		notes = append([]string{fmt.Sprintf("the command is still running (handle %s): call run_shell_command with {\"paneId\":%q,\"handle\":%q} to wait for it and get its exit status and output; do not run it again", run.handle, run.pane, run.handle)}, notes...)
+	case Cancelled:
+		res.Handle = run.handle
+		notes = append([]string{"the wait was cancelled; the command may still be running (handle " + run.handle + ")"}, notes...)
+	case PaneDied, Interrupted:
+		notes = append([]string{fmt.Sprintf("no exit status: %s", lost)}, notes...)
+	}
+	res.Note = strings.Join(notes, "; ")
+	return res
+}
+
+// runOutput fills res's output: all of it when it fits the read budget,
+// else its head and its tail, with the exact count of lines left between
+// (those still kept, readable with a capture_since cursor, and those lost).
+func (e *Engine) runOutput(v *live.View, run *shellRun, res *Result, notes *[]string) {
+	run.mu.Lock()
+	begin, end, count, last := run.begin, run.end, run.count, run.last
+	head := append([]string{}, run.head...)
+	run.mu.Unlock()
+	if begin == 0 {
+		if res.Outcome != TimedOut {
+			*notes = append(*notes, "the command's output never started (its begin line was not seen)")
+		}
+		return
+	}
+	// The status line follows a line feed of its own: an empty last line
+	// is the frame's.
+	if end != 0 && count > 0 && last == "" {
+		count--
+	}
+	lastLine := begin + count // line number of the last output line
+	total := int(count)
+	if total <= len(head) {
+		t := e.budget.KeepOldest(head[:total])
+		if t.DroppedLines == 0 && t.DroppedChars == 0 {
+			res.Output = t.Lines
+			return
+		}
+	}
+	// Over the budget: the head and the tail, half the budget each.
+	hl := min(e.budget.Lines/2, len(head), total)
+	tl := min(e.budget.Lines-hl, total-hl)
+	var tail []string
+	var oldest uint64
+	v.Read(func(l *live.Lines) {
+		tail = l.Get(lastLine-uint64(tl)+1, lastLine)
+		oldest = l.Oldest()
+	})
+	hb := readbudget.Budget{Lines: hl, Chars: e.budget.Chars / 2}.KeepOldest(head[:hl])
+	tb := readbudget.Budget{Lines: len(tail), Chars: e.budget.Chars - e.budget.Chars/2}.KeepNewest(tail)
+	res.Output = append(hb.Lines, tb.Lines...)
+	kept := len(hb.Lines)
+	gapFrom := begin + uint64(kept) + 1       // first line left out
+	gapTo := lastLine - uint64(len(tb.Lines)) // last line left out
+	res.DroppedLines = total - len(res.Output)
+	res.DroppedChars = hb.DroppedChars + tb.DroppedChars // tail lines dropped whole are counted below
+	if gapFrom > gapTo {
+		return
+	}
+	readable := uint64(0)
+	if gapTo >= oldest {
+		readable = gapTo - max(gapFrom, oldest) + 1
+	}
+	lostN := (gapTo - gapFrom + 1) - readable
+	v.Read(func(l *live.Lines) { res.DroppedChars += l.RuneCount(max(gapFrom, oldest), gapTo) })
+	msg := fmt.Sprintf("the output has %d lines; the first %d and the last %d are returned, the %d between (lines %d-%d of the pane's output) were left out to stay within the read budget", total, kept, len(tb.Lines), gapTo-gapFrom+1, gapFrom, gapTo)
+	if readable > 0 {
+		c := cursor.Stream{Pane: run.pane, Epoch: v.Epoch(), Line: max(gapFrom, oldest) - 1}
+		msg += fmt.Sprintf("; %d of them are still kept: call capture_since with {\"paneId\":%q,\"cursor\":%q} (oldest first, repeat with each new cursor) to read them", readable, run.pane, c.String())
+	}
+	if lostN > 0 {
+		msg += fmt.Sprintf("; %d of them are lost: they left the lines kept for the pane (as many as its history-limit), and droppedChars does not count their characters", lostN)
+	}
+	*notes = append(*notes, msg)
+}
+
+// Collect answers a run by its handle (in.Handle): it waits for it (with
+// in.Wait) and answers its status and the output still kept.
+func (e *Engine) Collect(ctx context.Context, in Request) (Result, error) {
+	run := e.runs.lookup(in.Handle)
+	if run == nil || run.pane != in.Pane {
+		return Result{}, fmt.Errorf("no command with handle %q in pane %s: handles come from run_shell_command answers and are kept %s after their command ended; read the pane with capture_since or capture_pane", in.Handle, in.Pane, e.viewKeep)
+	}
+	if run.view == nil {
+		return Result{}, fmt.Errorf("handle %q is of a command run without a control connection, which cannot be waited for again; read the pane with capture_since or capture_pane", in.Handle)
+	}
+	return e.awaitRun(ctx, in, run.view, run), nil
+}
