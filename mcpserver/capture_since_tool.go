@@ -318,7 +318,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		res.DroppedChars += cut
 		notes = append(notes, fmt.Sprintf("%d characters of lines longer than %d characters were not kept (a line keeps its first %d) and are counted in droppedChars", cut, live.MaxLineRunes, live.MaxLineRunes))
 	}
-	if m := markNote(marks); m != "" {
+	if m := live.MarksNote(marks, 0); m != "" {
 		notes = append(notes, m)
 	}
 	if !v.Alive() {
@@ -329,27 +329,4 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	}
 	res.Note = strings.Join(notes, "; ")
 	return res, nil, true
-}
-
-// markNote words what the marks between two reads say happened.
-func markNote(marks []live.Mark) string {
-	var what []string
-	seen := map[live.MarkKind]bool{}
-	for _, m := range marks {
-		if seen[m.Kind] {
-			continue
-		}
-		seen[m.Kind] = true
-		switch m.Kind {
-		case live.MarkClear:
-			what = append(what, fmt.Sprintf("the screen was cleared after line %d", m.After))
-		case live.MarkClearHist:
-			what = append(what, "the scrollback was erased (tmux no longer has the older lines; they were delivered or counted)")
-		case live.MarkReset:
-			what = append(what, fmt.Sprintf("the terminal was reset after line %d", m.After))
-		case live.MarkAltOn:
-			what = append(what, "a full-screen program used the alternate screen (what it drew is not lines and is not returned)")
-		}
-	}
-	return strings.Join(what, "; ")
 }

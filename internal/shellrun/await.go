@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/libtmux/libtmux-mcp/internal/cursor"
 	"github.com/libtmux/libtmux-mcp/internal/readbudget"
@@ -74,8 +75,11 @@ func (e *Engine) awaitRun(ctx context.Context, in Request, v *live.View, run *sh
 }
 
 // runOutput fills res's output: all of it when it fits the read budget,
-// else its head and its tail, with the exact count of lines left between
-// (those still kept, readable with a capture_since cursor, and those lost).
+// else its tail and its head, with the exact count of lines and
+// characters left out (those still kept, readable with a capture_since
+// cursor, and those lost). The tail is taken first, so the last line
+// printed is always in the answer, or its end when it alone is longer
+// than the budget.
 func (e *Engine) runOutput(v *live.View, run *shellRun, res *Result, notes *[]string) {
 	run.mu.Lock()
 	begin, end, count, last := run.begin, run.end, run.count, run.last
@@ -94,48 +98,92 @@ func (e *Engine) runOutput(v *live.View, run *shellRun, res *Result, notes *[]st
 	}
 	lastLine := begin + count // line number of the last output line
 	total := int(count)
+	var cut int // characters the view did not keep of long lines
+	var marks []live.Mark
+	v.Read(func(l *live.Lines) {
+		cut = l.Cut(begin+1, lastLine)
+		for _, m := range l.Marks(begin) {
+			if m.After <= lastLine {
+				marks = append(marks, m)
+			}
+		}
+	})
+	if m := live.MarksNote(marks, begin); m != "" {
+		*notes = append(*notes, m)
+	}
+	if cut > 0 {
+		res.DroppedChars = cut
+		*notes = append(*notes, fmt.Sprintf("%d characters of lines longer than %d characters were not kept (a line keeps its first %d) and are counted in droppedChars", cut, live.MaxLineRunes, live.MaxLineRunes))
+	}
 	if total <= len(head) {
-		t := e.budget.KeepOldest(head[:total])
-		if t.DroppedLines == 0 && t.DroppedChars == 0 {
+		if t := e.budget.KeepOldest(head[:total]); t.DroppedLines == 0 && t.DroppedChars == 0 {
 			res.Output = t.Lines
 			return
 		}
 	}
-	// Over the budget: the head and the tail, half the budget each.
-	hl := min(e.budget.Lines/2, len(head), total)
-	tl := min(e.budget.Lines-hl, total-hl)
+	// Over the budget. The tail first: at most half the lines and half
+	// the characters.
+	candidates := min(max(e.budget.Lines-e.budget.Lines/2, 1), total)
 	var tail []string
 	var oldest uint64
 	v.Read(func(l *live.Lines) {
-		tail = l.Get(lastLine-uint64(tl)+1, lastLine)
+		tail = l.Get(lastLine-uint64(candidates)+1, lastLine)
 		oldest = l.Oldest()
 	})
-	hb := readbudget.Budget{Lines: hl, Chars: e.budget.Chars / 2}.KeepOldest(head[:hl])
 	tb := readbudget.Budget{Lines: len(tail), Chars: e.budget.Chars - e.budget.Chars/2}.KeepNewest(tail)
+	// Then the head, with what the tail left, up to the tail's first line.
+	hb := readbudget.Trimmed{}
+	hBudget := readbudget.Budget{Lines: e.budget.Lines - len(tb.Lines), Chars: e.budget.Chars - runes(tb.Lines)}
+	if hBudget.Lines > 0 && hBudget.Chars > 0 {
+		hb = hBudget.KeepOldest(head[:min(len(head), total-len(tb.Lines))])
+	}
 	res.Output = append(hb.Lines, tb.Lines...)
+	res.DroppedLines = total - len(res.Output)
+	// Every character of the output this server still knows (kept in the
+	// view, or in the run's head), less those returned.
+	known := cut
+	v.Read(func(l *live.Lines) { known += l.RuneCount(max(begin+1, oldest), lastLine) })
+	uncounted := 0 // lines no longer in the view nor in the head
+	if oldest > begin+1 {
+		gone := int(min(oldest, lastLine+1) - begin - 1)
+		known += runes(head[:min(gone, len(head))])
+		uncounted = gone - min(gone, len(head))
+	}
+	res.DroppedChars = known - runes(res.Output)
 	kept := len(hb.Lines)
 	gapFrom := begin + uint64(kept) + 1       // first line left out
 	gapTo := lastLine - uint64(len(tb.Lines)) // last line left out
-	res.DroppedLines = total - len(res.Output)
-	res.DroppedChars = hb.DroppedChars + tb.DroppedChars // tail lines dropped whole are counted below
 	if gapFrom > gapTo {
+		if res.DroppedChars > cut {
+			*notes = append(*notes, fmt.Sprintf("%d characters were left out to stay within the read budget: a line longer than the budget keeps its end when it is the last, its start when it is the first", res.DroppedChars-cut))
+		}
 		return
 	}
 	readable := uint64(0)
 	if gapTo >= oldest {
 		readable = gapTo - max(gapFrom, oldest) + 1
 	}
-	lostN := (gapTo - gapFrom + 1) - readable
-	v.Read(func(l *live.Lines) { res.DroppedChars += l.RuneCount(max(gapFrom, oldest), gapTo) })
 	msg := fmt.Sprintf("the output has %d lines; the first %d and the last %d are returned, the %d between (lines %d-%d of the pane's output) were left out to stay within the read budget", total, kept, len(tb.Lines), gapTo-gapFrom+1, gapFrom, gapTo)
 	if readable > 0 {
 		c := cursor.Stream{Pane: run.pane, Epoch: v.Epoch(), Line: max(gapFrom, oldest) - 1}
 		msg += fmt.Sprintf("; %d of them are still kept: call capture_since with {\"paneId\":%q,\"cursor\":%q} (oldest first, repeat with each new cursor) to read them", readable, run.pane, c.String())
 	}
-	if lostN > 0 {
-		msg += fmt.Sprintf("; %d of them are lost: they left the lines kept for the pane (as many as its history-limit), and droppedChars does not count their characters", lostN)
+	if lost := (gapTo - gapFrom + 1) - readable; lost > 0 {
+		msg += fmt.Sprintf("; %d of them are lost: they left the lines kept for the pane (as many as its history-limit)", lost)
+		if uncounted > 0 {
+			msg += fmt.Sprintf(", and droppedChars does not count the characters of %d of them", uncounted)
+		}
 	}
 	*notes = append(*notes, msg)
+}
+
+// runes counts the characters of lines.
+func runes(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += utf8.RuneCountInString(l)
+	}
+	return n
 }
 
 // Collect answers a run by its handle (in.Handle): it waits for it (with
