@@ -18,12 +18,14 @@ type waitForTextParams struct {
 	PaneID    string `json:"paneId"`
 	Pattern   string `json:"pattern" jsonschema:"text to wait for"`
 	Regex     bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
+	Cursor    string `json:"cursor,omitempty"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 }
 
 type waitForTextResult struct {
 	Outcome            string   `json:"outcome"`
 	Match              string   `json:"match,omitempty"`
+	Already            bool     `json:"already,omitempty"`
 	Output             []string `json:"output"`
 	Screen             []string `json:"screen"`
 	Cursor             string   `json:"cursor,omitempty"`
@@ -37,7 +39,8 @@ func waitForTextTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Wait for text",
-		description: "Waits until a pane shows the text, for output you did not start (yours: run_shell_command). " +
+		description: "Waits until a pane shows the text (your own commands: run_shell_command). " +
+			"Text already shown matches at once (already:true); with a cursor from capture_since, only newer output. " +
 			`Example: {"paneId":"%3","pattern":"listening on"}.`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
@@ -82,6 +85,17 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	if s.live == nil {
 		return waitForTextResult{}, errors.New("no_stream: wait_for_text wakes on tmux control-mode output, which LIBTMUX_MCP_LIVE=0 forbids; use run_shell_command for your own commands, or capture_since to read what is new")
 	}
+	var after *cursor.Stream // match only output after it
+	if in.Cursor != "" {
+		c, isStream, err := cursor.ParseStream(in.PaneID, in.Cursor)
+		if err != nil {
+			return waitForTextResult{}, err
+		}
+		if !isStream {
+			return waitForTextResult{}, fmt.Errorf("cursor %q marks a place on the screen, not in the pane's output (capture_since gives such cursors when this server does not watch the pane): call capture_since without cursor, then wait_for_text with the cursor it answers", in.Cursor)
+		}
+		after = &c
+	}
 	pos, err := s.tmux.CapturePosition(ctx, in.PaneID)
 	if err != nil {
 		return waitForTextResult{}, s.explain(ctx, err, "pane", in.PaneID)
@@ -102,8 +116,13 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	// it out of the kept lines before this wait looks cannot hide it. The
 	// hook is in place before a new view's connection is visible.
 	var remove func()
+	var ahead bool
 	hook := func(l *live.Lines) {
 		seen, startLine = l.Newest(), l.Newest()
+		if after != nil {
+			ahead = after.Line > l.Newest()
+			seen, startLine = after.Line, after.Line
+		}
 		remove = l.OnLine(func(_ uint64, line string) {
 			if hooked.Load() == nil {
 				if m := find(s.shell.DiscountTyped(in.PaneID, line)); m != "" {
@@ -118,6 +137,14 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		defer v.Read(func(*live.Lines) { remove() })
 	} else if remove != nil {
 		remove() // the view failed: its lines are gone anyway
+	}
+	if after != nil {
+		switch {
+		case view == nil || after.Epoch != view.Epoch():
+			return waitForTextResult{}, fmt.Errorf("cursor %q is from an earlier watch of pane %s (this server stops watching a pane %s after the last capture_since or run_shell_command for it, or when its connection ends), so what was printed since is unknown: call capture_since without cursor, then wait_for_text with the cursor it answers", in.Cursor, in.PaneID, s.viewKeep())
+		case ahead:
+			return waitForTextResult{}, fmt.Errorf("cursor %q is ahead of the pane's output; omit cursor, or take a fresh one from capture_since", in.Cursor)
+		}
 	}
 	// The watch after the view: the view's hook is in place before this
 	// wait's connection can be seen.
@@ -164,12 +191,21 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		}
 		return find(s.shell.DiscountTyped(in.PaneID, strings.Join(joined, "\n"))), false
 	}
+	// With a cursor only the output after it can match: the screen shows
+	// what came before too.
+	if after != nil {
+		grid := look
+		look = func() (string, bool) {
+			_, gone := grid()
+			return "", gone
+		}
+	}
 	outcome := ""
 	if m := findStream(); m != "" {
 		outcome, res.Match = outcomeMatched, m
 		look() // for the screen
 	} else if m, gone := look(); m != "" {
-		outcome, res.Match = outcomeMatched, m
+		outcome, res.Match, res.Already = outcomeMatched, m, true
 	} else if gone {
 		outcome = outcomePaneDied
 	}
@@ -246,12 +282,14 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			lostNote = fmt.Sprintf("%d lines of output left the lines kept for the pane before the answer and are not in output", missed)
 		}
 	}
-	switch outcome {
-	case outcomeTimedOut:
+	switch {
+	case res.Already:
+		res.Note = "this text was on the screen when the wait began, so it may be from an earlier command: to wait for new output only, pass cursor (capture_since, run_shell_command and wait_for_text answer one)"
+	case outcome == outcomeTimedOut:
 		res.Note = fmt.Sprintf("%q did not appear within %d ms; wait again, or pass cursor to capture_since to read what is new", in.Pattern, w.ms())
-	case outcomePaneDied:
+	case outcome == outcomePaneDied:
 		res.Note = fmt.Sprintf("pane %s died or its server stopped; waiting again cannot match", in.PaneID)
-	case outcomeCancelled:
+	case outcome == outcomeCancelled:
 		res.Note = "the wait was cancelled"
 	}
 	if lostNote != "" {
