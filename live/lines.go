@@ -3,6 +3,8 @@ package live
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
 // Lines turns a pane's output stream (the bytes of its %output
@@ -110,7 +112,24 @@ func (l *Lines) Alternate() bool { return l.alt }
 
 // Unfinished is the text of the line being written (trailing spaces
 // trimmed).
-func (l *Lines) Unfinished() string { return strings.TrimRight(string(l.cur), " ") }
+func (l *Lines) Unfinished() string { return strings.TrimRight(cellsText(l.cur), " ") }
+
+// wideTail fills the second column of a wide character in the unfinished
+// line, so that columns stay the terminal's (tmux.CellWidth); it is never
+// part of a line's text.
+const wideTail rune = 0
+
+// cellsText is the text of cells, without wideTail.
+func cellsText(cells []rune) string {
+	var b strings.Builder
+	b.Grow(len(cells))
+	for _, r := range cells {
+		if r != wideTail {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 // Seed sets the unfinished line to text with the cursor at col, and the
 // screen in use, as the pane shows them: for a stream fed from the middle,
@@ -124,7 +143,13 @@ func (l *Lines) Seed(text string, col int, alt bool) {
 	if alt {
 		return
 	}
-	l.cur = append(l.cur[:0], []rune(text)...)
+	l.cur = l.cur[:0]
+	for _, r := range tmux.ExpandTabs(text) {
+		l.cur = append(l.cur, r)
+		if tmux.CellWidth(r) == 2 {
+			l.cur = append(l.cur, wideTail)
+		}
+	}
 	l.col = min(col, MaxLineRunes)
 }
 
@@ -305,12 +330,30 @@ func (l *Lines) put(r rune) {
 	for len(l.cur) < l.col {
 		l.cur = append(l.cur, ' ')
 	}
-	if l.col < len(l.cur) {
-		l.cur[l.col] = r
-	} else {
-		l.cur = append(l.cur, r)
+	w := 1
+	if r >= 0x1100 {
+		w = tmux.CellWidth(r)
 	}
-	l.col++
+	l.set(l.col, r)
+	if w == 2 {
+		l.set(l.col+1, wideTail)
+	}
+	l.col += w
+}
+
+// set writes cell i of the unfinished line (at most one past its end); a
+// wide character it cuts in half leaves a space.
+func (l *Lines) set(i int, r rune) {
+	if i == len(l.cur) {
+		l.cur = append(l.cur, r)
+		return
+	}
+	if old := l.cur[i]; old == wideTail && r != wideTail && i > 0 {
+		l.cur[i-1] = ' ' // the second half of a wide character
+	} else if old != wideTail && i+1 < len(l.cur) && l.cur[i+1] == wideTail {
+		l.cur[i+1] = ' ' // the first half of one
+	}
+	l.cur[i] = r
 }
 
 func (l *Lines) esc(c byte) {
@@ -476,8 +519,8 @@ func (l *Lines) text() string {
 	}
 	b := l.ascii[:0]
 	for _, r := range l.cur[:n] {
-		if r >= utf8.RuneSelf {
-			return string(l.cur[:n])
+		if r >= utf8.RuneSelf || r == wideTail {
+			return cellsText(l.cur[:n])
 		}
 		b = append(b, byte(r))
 	}

@@ -214,3 +214,28 @@ func TestLinesSeed(t *testing.T) {
 		t.Errorf("seeded on the alternate screen: %q %v; want [ok] and one mark", got, a.Marks(0))
 	}
 }
+
+// Wide characters take two columns, as in the terminal, so tabs and
+// overwrites land where tmux puts them.
+func TestLinesWideCharacters(t *testing.T) {
+	for _, c := range []struct{ feed, want string }{
+		{"漢\tb\n", "漢      b"},
+		{"a\tb\n", "a       b"},
+		{"ab\r漢\n", "漢"},
+		{"漢x\rz\n", "z x"},
+		{"x漢\r\x1b[2Cy\n", "x y"},
+		{"漢字\r\x1b[1Cq\n", " q字"},
+	} {
+		l := NewLines(10, 1<<20)
+		l.Feed([]byte(c.feed))
+		if got := l.Get(1, 1); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%q: got %q; want %q", c.feed, got, c.want)
+		}
+	}
+	l := NewLines(10, 1<<20)
+	l.Seed("漢\tb", 9, false)
+	l.Feed([]byte("!\n"))
+	if got := l.Get(1, 1); len(got) != 1 || got[0] != "漢      b!" {
+		t.Errorf("seeded with a tab and a wide character: got %q", got)
+	}
+}

@@ -35,6 +35,9 @@ func (c *Client) Capture(ctx context.Context, paneID string, opt CaptureOptions)
 		args = append(args, "-e")
 	}
 	out, err := c.Run(ctx, args...)
+	if err == nil && !opt.Escapes {
+		out = ExpandTabs(out)
+	}
 	if err != nil || !opt.JoinWrapped {
 		return out, err
 	}

@@ -124,12 +124,12 @@ func (q RowsQuery) Parse(out string) (Rows, []string, error) {
 		if !ok {
 			return Rows{}, nil, fmt.Errorf("tmux printed no joined capture")
 		}
-		joinedLines = strings.Split(strings.TrimSuffix(j, "\n"), "\n")
+		joinedLines = strings.Split(strings.TrimSuffix(ExpandTabs(j), "\n"), "\n")
 		trimJoined(joinedLines)
 	}
 	// tmux clamps -S to the oldest kept row.
 	first := max(pos.HistorySize+(q.from-q.guess.HistorySize), 0)
-	return Rows{Position: pos, First: first, Lines: strings.Split(strings.TrimSuffix(rest, "\n"), "\n")}, joinedLines, nil
+	return Rows{Position: pos, First: first, Lines: strings.Split(strings.TrimSuffix(ExpandTabs(rest), "\n"), "\n")}, joinedLines, nil
 }
 
 // CapturePosition reads only the pane's position.
