@@ -37,15 +37,39 @@ var forcePS atomic.Bool
 // not be read (the process is gone, or neither /proc nor ps answered) and
 // says which and why; it never stands for yes.
 func ShellAtPrompt(pid int) (bool, error) {
+	s, err := Look(pid)
+	return s == AtPrompt, err
+}
+
+// State is what the facts say of a shell.
+type State int
+
+// The states Look tells apart.
+const (
+	// AtPrompt: the shell owns its terminal's foreground and no child of
+	// it runs there.
+	AtPrompt State = iota
+	// ChildInForeground: a child of the shell runs in the foreground (a
+	// command, or a subshell, which tmux names like the shell).
+	ChildInForeground
+	// NotForeground: no child of the shell leads the terminal's
+	// foreground, and neither does the shell: one still starting, or a
+	// terminal another process took.
+	NotForeground
+)
+
+// Look reads the facts of process pid and its children and says which
+// state the shell is in; an error as ShellAtPrompt's.
+func Look(pid int) (State, error) {
 	read := readFamily
 	if forcePS.Load() {
 		read = psFamily
 	}
 	shell, kids, err := read(pid)
 	if err != nil {
-		return false, err
+		return NotForeground, err
 	}
-	return atPrompt(shell, kids), nil
+	return state(shell, kids), nil
 }
 
 // ForcePS makes ShellAtPrompt read ps, as it does where there is no /proc,
@@ -56,17 +80,17 @@ func ForcePS() (restore func()) {
 	return func() { forcePS.Store(old) }
 }
 
-// atPrompt decides from the facts: shell owns the foreground (its
-// terminal's foreground group is the one it leads) and none of kids (its
-// children) runs in that group.
-func atPrompt(shell proc, kids []proc) bool {
-	if shell.TPGID != shell.PID {
-		return false
-	}
+// state decides from the facts: a child of the shell (one of kids) runs
+// in the terminal's foreground group, or else the shell owns the
+// foreground (its terminal's foreground group is the one it leads).
+func state(shell proc, kids []proc) State {
 	for _, k := range kids {
-		if k.PPID == shell.PID && k.PGID == shell.TPGID {
-			return false
+		if k.PPID == shell.PID && k.PGID == shell.TPGID && shell.TPGID > 0 {
+			return ChildInForeground
 		}
 	}
-	return true
+	if shell.TPGID != shell.PID {
+		return NotForeground
+	}
+	return AtPrompt
 }

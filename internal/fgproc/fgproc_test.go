@@ -8,25 +8,26 @@ import (
 	"testing"
 )
 
-func TestAtPrompt(t *testing.T) {
+func TestState(t *testing.T) {
 	shell := proc{PID: 100, PPID: 1, PGID: 100, TPGID: 100}
 	for _, c := range []struct {
 		why   string
 		shell proc
 		kids  []proc
-		want  bool
+		want  State
 	}{
-		{"idle: the shell leads the foreground group and has no child", shell, nil, true},
-		{"a background job of a job-control shell is in a group of its own", shell, []proc{{PID: 101, PPID: 100, PGID: 101, TPGID: 100}}, true},
-		{"a job in the foreground: the terminal belongs to another group", proc{PID: 100, PPID: 1, PGID: 100, TPGID: 101}, []proc{{PID: 101, PPID: 100, PGID: 101, TPGID: 101}}, false},
-		{"no job control (bash -c 'cat; …'): the child runs in the shell's group", shell, []proc{{PID: 101, PPID: 100, PGID: 100, TPGID: 100}}, false},
-		{"a subshell is its own job, so the terminal belongs to it", proc{PID: 100, PPID: 1, PGID: 100, TPGID: 102}, []proc{{PID: 102, PPID: 100, PGID: 102, TPGID: 102}}, false},
-		{"no controlling terminal (procps says -1)", proc{PID: 100, PPID: 1, PGID: 100, TPGID: -1}, nil, false},
-		{"no controlling terminal (BSD ps says 0)", proc{PID: 100, PPID: 1, PGID: 100, TPGID: 0}, nil, false},
-		{"a grandchild in the group is not the shell's own child (its child is)", shell, []proc{{PID: 103, PPID: 999, PGID: 100, TPGID: 100}}, true},
+		{"idle: the shell leads the foreground group and has no child", shell, nil, AtPrompt},
+		{"a background job of a job-control shell is in a group of its own", shell, []proc{{PID: 101, PPID: 100, PGID: 101, TPGID: 100}}, AtPrompt},
+		{"a job in the foreground: the terminal belongs to another group", proc{PID: 100, PPID: 1, PGID: 100, TPGID: 101}, []proc{{PID: 101, PPID: 100, PGID: 101, TPGID: 101}}, ChildInForeground},
+		{"no job control (bash -c 'cat; …'): the child runs in the shell's group", shell, []proc{{PID: 101, PPID: 100, PGID: 100, TPGID: 100}}, ChildInForeground},
+		{"a subshell is its own job, so the terminal belongs to it", proc{PID: 100, PPID: 1, PGID: 100, TPGID: 102}, []proc{{PID: 102, PPID: 100, PGID: 102, TPGID: 102}}, ChildInForeground},
+		{"starting: the terminal is not the shell's yet, nor a child's", proc{PID: 100, PPID: 1, PGID: 100, TPGID: 99}, nil, NotForeground},
+		{"no controlling terminal (procps says -1)", proc{PID: 100, PPID: 1, PGID: 100, TPGID: -1}, nil, NotForeground},
+		{"no controlling terminal (BSD ps says 0)", proc{PID: 100, PPID: 1, PGID: 100, TPGID: 0}, nil, NotForeground},
+		{"a grandchild in the group is not the shell's own child (its child is)", shell, []proc{{PID: 103, PPID: 999, PGID: 100, TPGID: 100}}, AtPrompt},
 	} {
-		if got := atPrompt(c.shell, c.kids); got != c.want {
-			t.Errorf("%s: atPrompt = %v; want %v", c.why, got, c.want)
+		if got := state(c.shell, c.kids); got != c.want {
+			t.Errorf("%s: state = %v; want %v", c.why, got, c.want)
 		}
 	}
 }
@@ -87,5 +88,13 @@ func TestShellAtPromptWithoutAnswer(t *testing.T) {
 	}
 	if errors.Is(err, errNoProcess) {
 		t.Errorf("without ps the process is not known to be gone: %v", err)
+	}
+}
+
+func TestParseGroupNames(t *testing.T) {
+	out := "  10    10 bash\n  11    10 less\n  12    12 other\n  13    10 my prog\n"
+	got := strings.Join(parseGroupNames(out, 10), ",")
+	if got != "bash,less,my prog" {
+		t.Errorf("names of group 10: %q; want the leader first, then less and my prog", got)
 	}
 }

@@ -64,6 +64,9 @@ func (e *Engine) awaitRun(ctx context.Context, in Request, v *live.View, run *sh
 	case TimedOut:
 		res.Handle = run.handle
 		notes = append([]string{fmt.Sprintf("the command is still running (handle %s): call run_shell_command with {\"paneId\":%q,\"handle\":%q} to wait for it and get its exit status and output; do not run it again", run.handle, run.pane, run.handle)}, notes...)
+		if why := e.stuck(ctx, v, run, &res); why != "" {
+			notes = append([]string{why}, notes...)
+		}
 	case Cancelled:
 		res.Handle = run.handle
 		notes = append([]string{"the wait was cancelled; the command may still be running (handle " + run.handle + ")"}, notes...)
@@ -197,4 +200,32 @@ func (e *Engine) Collect(ctx context.Context, in Request) (Result, error) {
 		return Result{}, fmt.Errorf("handle %q is of a command run without a control connection, which cannot be waited for again; read the pane with capture_since or capture_pane", in.Handle)
 	}
 	return e.awaitRun(ctx, in, run.view, run), nil
+}
+
+// stuck says why a run that timed out may wait forever, from what the
+// pane shows: a pager waiting for a key, a full-screen program, or an
+// unfinished last line (a prompt waiting for input), which it adds to the
+// output. "" when nothing says so.
+func (e *Engine) stuck(ctx context.Context, v *live.View, run *shellRun, res *Result) string {
+	run.mu.Lock()
+	begun := run.begin != 0
+	run.mu.Unlock()
+	var unfinished string
+	var alt bool
+	v.Read(func(l *live.Lines) { unfinished, alt = l.Unfinished(), l.Alternate() })
+	out, err := v.Command(ctx, "display-message", "-p", "-t", run.pane, "#{pane_current_command}")
+	current := strings.TrimPrefix(strings.TrimSpace(out), "-")
+	if err == nil {
+		if advice := foregroundAdvice(run.pane, current, run.shellPID); advice != "" {
+			return "waiting on the handle cannot help: " + advice
+		}
+	}
+	switch {
+	case alt:
+		return fmt.Sprintf("the pane shows a full-screen program (%s), which waits for keys: drive or quit it with send_keys", current)
+	case begun && unfinished != "":
+		res.Output = append(res.Output, unfinished)
+		return fmt.Sprintf("the last line, %q, is unfinished: the command may be waiting for input; answer it with send_keys, or stop the command with send_keys C-c", unfinished)
+	}
+	return ""
 }

@@ -106,6 +106,8 @@ type Engine struct {
 	guards    typingGuards
 	unentered unentered
 	typed     typedLog
+	// interrupts: when this server last sent each pane C-c.
+	interrupts interrupts
 }
 
 // New returns an engine for d.

@@ -48,6 +48,11 @@ type Input struct {
 // cleared. view is the pane's view, when it has one.
 func (e *Engine) NoteInput(pane string, in Input, bracketed, atPrompt bool, view *live.View) {
 	e.unentered.typed(pane, in, bracketed, atPrompt, view)
+	for _, k := range in.Keys {
+		if strings.EqualFold(k, "C-c") {
+			e.interrupts.note(pane)
+		}
+	}
 }
 
 // typed records what in left on pane's command line. Text is typed as a

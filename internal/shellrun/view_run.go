@@ -50,7 +50,7 @@ func (e *Engine) runOnView(ctx context.Context, in Request, run *shellRun) (res 
 					return res, e.host.Explain(ctx, err, in.Pane), true
 				}
 			}
-			if err := promptCheck(in.Pane, c.Pane.CurrentCommand, c.Pane.PID); err != nil {
+			if err := e.promptCheck(in.Pane, c.Pane.CurrentCommand, c.Pane.PID); err != nil {
 				abandon()
 				return res, err, true
 			}
@@ -100,7 +100,7 @@ func (e *Engine) runOnView(ctx context.Context, in Request, run *shellRun) (res 
 // tmux_run invitation, and the shell at its prompt.
 func (e *Engine) guardUsable(pane string, g typingGuard) bool {
 	return e.host.Allowed(pane, g.serverPID, g.generation) &&
-		promptCheck(pane, g.command, g.shellPID) == nil
+		e.promptCheck(pane, g.command, g.shellPID) == nil
 }
 
 // guardMissed is what typeFrame's guarded line prints when its guard
