@@ -89,7 +89,7 @@ func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 		out.Message = s.runNextStep(ctx, breq.Pane, out)
 	}
-	answer := runAnswer(breq, out)
+	answer := newRunAnswer(breq, out)
 	text, err := encodeJSON(answer)
 	if err != nil {
 		return nil, err
