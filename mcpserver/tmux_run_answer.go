@@ -86,7 +86,7 @@ func (c runCompletion) MarshalJSON() ([]byte, error) {
 type runOutput struct {
 	Bytes     int    `json:"bytes"`
 	Data      string `json:"data"`
-	Encoding  string `json:"encoding"` // "utf-8" or "base64"
+	Encoding  string `json:"encoding"`  // "utf-8" or "base64"
 	Truncated bool   `json:"truncated"` // always false: overflow refuses completion
 }
 
