@@ -6,7 +6,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
@@ -21,17 +20,17 @@ const groupGrace = 500 * time.Millisecond
 // it): SIGTERM, then SIGKILL if a member is left after groupGrace. It says what it did. (A
 // group's id is its leader's pid, which the kernel reuses only once every member has exited.)
 func stopGroup(pgid int) string {
-	if err := peercred.SignalGroup(pgid, syscall.SIGTERM); err != nil {
+	if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
 		return fmt.Sprintf("the script's process group %d had already ended", pgid)
 	}
 	deadline := time.Now().Add(groupGrace)
 	for time.Now().Before(deadline) {
-		if peercred.SignalGroup(pgid, 0) != nil {
+		if signalGroup(pgid, 0) != nil {
 			return fmt.Sprintf("the broker stopped the script's process group %d with SIGTERM", pgid)
 		}
 		time.Sleep(10 * time.Millisecond) // no descriptor tells when a group empties
 	}
-	peercred.SignalGroup(pgid, syscall.SIGKILL)
+	signalGroup(pgid, syscall.SIGKILL)
 	return fmt.Sprintf("the broker stopped the script's process group %d (SIGTERM, then SIGKILL after %s)", pgid, groupGrace)
 }
 
