@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
+	"github.com/libtmux/libtmux-mcp/broker/privfile"
 	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
@@ -85,11 +86,11 @@ func Listen() (*Listener, error) {
 	}
 	// The lock is taken before its file has its name, so a sweep never finds the name unlocked
 	// while this process lives.
-	lock, err := peercred.OpenNoFollow(filepath.Join(dir, lockName+".new"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	lock, err := privfile.OpenNoFollow(filepath.Join(dir, lockName+".new"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fail(err)
 	}
-	if ok, err := peercred.TryLock(lock); !ok {
+	if ok, err := privfile.TryLock(lock); !ok {
 		lock.Close()
 		if err == nil {
 			err = errors.New("the broker directory's new lock is held by another process")
@@ -120,7 +121,7 @@ func Listen() (*Listener, error) {
 // no one else may enter (0700), else the temporary directory.
 func privateBase() string {
 	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		if fi, err := os.Lstat(x); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && peercred.OwnedByUs(fi) {
+		if fi, err := os.Lstat(x); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && privfile.OwnedByUs(fi) {
 			return x
 		}
 	}
@@ -144,15 +145,15 @@ func sweep(base string) {
 		}
 		dir := filepath.Join(base, e.Name())
 		fi, err := os.Lstat(dir)
-		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || !peercred.OwnedByUs(fi) {
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || !privfile.OwnedByUs(fi) {
 			continue
 		}
-		lock, err := peercred.OpenNoFollow(filepath.Join(dir, lockName), os.O_RDONLY, 0)
+		lock, err := privfile.OpenNoFollow(filepath.Join(dir, lockName), os.O_RDONLY, 0)
 		if err != nil {
 			continue
 		}
-		if lfi, err := lock.Stat(); err == nil && lfi.Mode().IsRegular() && peercred.OwnedByUs(lfi) {
-			if ok, _ := peercred.TryLock(lock); ok {
+		if lfi, err := lock.Stat(); err == nil && lfi.Mode().IsRegular() && privfile.OwnedByUs(lfi) {
+			if ok, _ := privfile.TryLock(lock); ok {
 				os.RemoveAll(dir)
 			}
 		}
@@ -369,7 +370,7 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	}
 	// The liveness FIFO exists before OK, so the shell can open it at once.
 	sh.livePath = filepath.Join(b.l.dir, livePrefix+e.ID)
-	if fd, err := peercred.OpenFIFO(sh.livePath); err == nil {
+	if fd, err := privfile.OpenFIFO(sh.livePath); err == nil {
 		sh.live = fd
 	} else {
 		b.cfg.Log.Warn("tmux_run liveness FIFO", slog.Any("err", err))

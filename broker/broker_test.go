@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/libtmux/libtmux-mcp/broker/peercred"
+	"github.com/libtmux/libtmux-mcp/broker/privfile"
 	"github.com/libtmux/libtmux-mcp/enroll"
 )
 
@@ -63,7 +63,7 @@ func TestSweepRemovesOnlyDeadOwnDirectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	if ok, err := peercred.TryLock(held); !ok || err != nil {
+	if ok, err := privfile.TryLock(held); !ok || err != nil {
 		t.Fatalf("TryLock = %v, %v", ok, err)
 	}
 	sweep(base)

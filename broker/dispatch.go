@@ -56,7 +56,7 @@ func (b *Broker) spawn(conn *net.UnixConn, r *bufio.Reader, src *onlyFrom, peer 
 func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outcome) Outcome {
 	id := out.Receipt.RunID
 	fail := func(r *refusal) Outcome {
-		out.Code, out.Message = r.code, r.msg
+		out.Code, out.Message, out.Recovery = r.code, r.msg, r.recovery
 		return out
 	}
 	for attempt := 0; ; attempt++ {
@@ -76,7 +76,7 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 				job.WriteCancel(spawned.conn)
 				spawned.conn.Close()
 			}
-			return fail(refused(CodeEnrollmentLost, fmt.Sprintf("cannot read the enrolled shell's state: %v", err)))
+			return fail(shellGone(fmt.Sprintf("cannot read the enrolled shell's state: %v", err)))
 		}
 		if spawned != nil {
 			h = newResident(spawned, attrs, func(err error) {
@@ -151,7 +151,7 @@ func (b *Broker) prompt(ctx context.Context, sh *shell) (*prompt, *refusal) {
 			}
 			return nil, refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s did not come back to its prompt within %s (a builtin such as read or vared, or a long prompt hook?); nothing was sent and nothing will run later — retry when the prompt is back", pane, b.cfg.ShellAnswer))
 		case <-sh.done:
-			return nil, refused(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", pane))
+			return nil, shellGone(fmt.Sprintf("the enrolled shell of pane %s went away", pane))
 		case <-ctx.Done():
 			return nil, refused(CodeCancelled, "cancelled before the shell answered; nothing was sent")
 		}
@@ -201,19 +201,19 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 		}
 	}
 	var spawned *spawnConn
-	abort := func(code, msg string) (reply, *spawnConn, *refusal) {
+	abort := func(r *refusal) (reply, *spawnConn, *refusal) {
 		abandon()
 		if spawned != nil { // the helper came, but the run does not go ahead
 			job.WriteCancel(spawned.conn)
 			spawned.conn.Close()
 		}
-		return reply{}, nil, refused(code, msg)
+		return reply{}, nil, r
 	}
 	for len(p.replies) > 0 { // answers to abandoned runs
 		<-p.replies
 	}
 	if _, err := fmt.Fprintf(p.conn, "%s %s\n", word, id); err != nil {
-		return abort(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt (a command started); nothing was sent — retry when the prompt is back", pane))
+		return abort(refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt (a command started); nothing was sent — retry when the prompt is back", pane)))
 	}
 	deadline := time.NewTimer(b.cfg.ShellAnswer)
 	defer deadline.Stop()
@@ -231,9 +231,9 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 			}
 			switch r.word {
 			case WordBusy:
-				return abort(CodeShellBusy, fmt.Sprintf("the zsh in pane %s is not idle at an empty prompt (typed text, a continuation line or a menu); nothing was sent — ask the person, or try again once the line is empty", pane))
+				return abort(refused(CodeShellBusy, fmt.Sprintf("the zsh in pane %s is not idle at an empty prompt (typed text, a continuation line or a menu); nothing was sent — ask the person, or try again once the line is empty", pane)))
 			case WordFail:
-				return abort(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s could not start the helper: %s; is the broker socket still there?", pane, strings.Join(r.fields[2:], " ")))
+				return abort(refused(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s could not start the helper: %s; is the broker socket still there?", pane, strings.Join(r.fields[2:], " "))))
 			case WordGo:
 				rep, agreed = r, true
 			}
@@ -243,17 +243,17 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 			// After GO the shell may start a command at once; the helper may still come.
 			gone = nil
 			if !agreed {
-				return abort(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt before it answered (a command started); nothing was sent — retry when the prompt is back", pane))
+				return abort(refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt before it answered (a command started); nothing was sent — retry when the prompt is back", pane)))
 			}
 		case <-deadline.C:
 			if agreed {
-				return abort(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s said it started the helper, but the helper never connected (is libtmux-mcp-helper installed and runnable?)", pane))
+				return abort(refused(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s said it started the helper, but the helper never connected (is libtmux-mcp-helper installed and runnable?)", pane)))
 			}
-			return abort(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s did not answer within %s: it is not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", pane, b.cfg.ShellAnswer))
+			return abort(refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s did not answer within %s: it is not waiting at its prompt; nothing was sent and nothing will run later — retry when the prompt is back", pane, b.cfg.ShellAnswer)))
 		case <-sh.done:
-			return abort(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s went away", pane))
+			return abort(shellGone(fmt.Sprintf("the enrolled shell of pane %s went away", pane)))
 		case <-ctx.Done():
-			return abort(CodeCancelled, "cancelled before the shell answered; nothing was sent")
+			return abort(refused(CodeCancelled, "cancelled before the shell answered; nothing was sent"))
 		}
 	}
 	if rn != nil {

@@ -6,7 +6,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
@@ -21,17 +20,17 @@ const groupGrace = 500 * time.Millisecond
 // it): SIGTERM, then SIGKILL if a member is left after groupGrace. It says what it did. (A
 // group's id is its leader's pid, which the kernel reuses only once every member has exited.)
 func stopGroup(pgid int) string {
-	if err := peercred.SignalGroup(pgid, syscall.SIGTERM); err != nil {
+	if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
 		return fmt.Sprintf("the script's process group %d had already ended", pgid)
 	}
 	deadline := time.Now().Add(groupGrace)
 	for time.Now().Before(deadline) {
-		if peercred.SignalGroup(pgid, 0) != nil {
+		if signalGroup(pgid, 0) != nil {
 			return fmt.Sprintf("the broker stopped the script's process group %d with SIGTERM", pgid)
 		}
 		time.Sleep(10 * time.Millisecond) // no descriptor tells when a group empties
 	}
-	peercred.SignalGroup(pgid, syscall.SIGKILL)
+	signalGroup(pgid, syscall.SIGKILL)
 	return fmt.Sprintf("the broker stopped the script's process group %d (SIGTERM, then SIGKILL after %s)", pgid, groupGrace)
 }
 
@@ -51,10 +50,10 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 	defer timeout.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	stopCode := ""
+	var stopCode Code
 	pgid := 0 // the script's process group, from the started record
 	var grace <-chan time.Time
-	stop := func(code string) {
+	stop := func(code Code) {
 		if stopCode == "" {
 			stopCode = code
 			job.WriteStop(h.conn)
@@ -115,7 +114,7 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 }
 
 // finish turns the helper's final record into the outcome.
-func (b *Broker) finish(out Outcome, rec job.Record, stopCode string, req Request) Outcome {
+func (b *Broker) finish(out Outcome, rec job.Record, stopCode Code, req Request) Outcome {
 	switch rec.Kind {
 	case job.KindExited:
 		out.Completion = &Completion{Status: rec.Status}
@@ -127,7 +126,7 @@ func (b *Broker) finish(out Outcome, rec job.Record, stopCode string, req Reques
 			limit = req.StderrLimit
 		}
 		out.Code = CodeOutputOverflow
-		out.Message = fmt.Sprintf("the script wrote more than %d bytes to %s, so it was stopped; raise %s_limit (at most %d) or write less", limit, rec.Stream, rec.Stream, job.MaxOutput)
+		out.Message = fmt.Sprintf("the script wrote more than %d bytes to %s, so it was stopped; raise %s_limit (at most %d) or write less", limit, rec.Stream, rec.Stream, MaxOutputLimit)
 	case job.KindStopped:
 		out.Code = stopCode
 		if out.Code == "" {
@@ -152,7 +151,7 @@ func (b *Broker) finish(out Outcome, rec job.Record, stopCode string, req Reques
 	return out
 }
 
-func stopMessage(code string, timeout time.Duration) string {
+func stopMessage(code Code, timeout time.Duration) string {
 	switch code {
 	case CodeTimedOut:
 		return fmt.Sprintf("the script ran past the run timeout (%s) and its process group was stopped; descendants that left the group may still run", timeout)

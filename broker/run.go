@@ -8,17 +8,27 @@ import (
 	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
-// refusal is why a run does not go ahead (or stops): one of the documented codes and a message
-// that names the next step. It is the one way this package's steps say no.
+// refusal is why a run does not go ahead (or stops): one of the documented codes, a message,
+// and the step that helps when the caller is to name it. It is the one way this package's steps
+// say no.
 type refusal struct {
-	code, msg string
+	code     Code
+	msg      string
+	recovery Recovery
 }
 
-func refused(code, msg string) *refusal { return &refusal{code: code, msg: msg} }
+// refused is a refusal whose message names the next step itself.
+func refused(code Code, msg string) *refusal { return &refusal{code: code, msg: msg} }
+
+// shellGone is enrollment_lost with a message that says only what happened: the caller names
+// how the pane is invited again (RecoveryReinvite).
+func shellGone(msg string) *refusal {
+	return &refusal{code: CodeEnrollmentLost, msg: msg, recovery: RecoveryReinvite}
+}
 
 // outcome is the refusal of a run that never left the broker.
 func (r *refusal) outcome() Outcome {
-	return Outcome{Code: r.code, Message: r.msg, Delivery: NotSent}
+	return Outcome{Code: r.code, Message: r.msg, Delivery: NotSent, Recovery: r.recovery}
 }
 
 // Run authorizes, dispatches and observes one script. It never returns an
@@ -33,9 +43,14 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	b.runWG.Add(1)
 	b.mu.Unlock()
 	defer b.runWG.Done()
+	if bad, ok := req.Check(); !ok {
+		return bad
+	}
 	e, state := b.cfg.Registry.Lookup(req.Pane)
 	if state == enroll.StateNone || state == enroll.StateInvited {
-		return refused(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person must source its setup file in that pane's zsh (send the server SIGHUP for a fresh invitation); list_panes shows enrollment", req.Pane, state)).outcome()
+		r := refused(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person must source its setup file in that pane's zsh (send the server SIGHUP for a fresh invitation); list_panes shows enrollment", req.Pane, state))
+		r.recovery = RecoveryEnroll
+		return r.outcome()
 	}
 	sh := b.shellFor(req.Pane)
 	if !b.authorizedFast(e, state, sh, req) {
@@ -46,7 +61,7 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 		}
 	}
 	if sh == nil || sh.e != e {
-		return refused(CodeEnrollmentLost, fmt.Sprintf("the enrolled shell of pane %s closed its connection", req.Pane)).outcome()
+		return shellGone(fmt.Sprintf("the enrolled shell of pane %s closed its connection", req.Pane)).outcome()
 	}
 	if !b.reserve(req.Pane) {
 		return refused(CodeRunInProgress, fmt.Sprintf("pane %s already has a run in flight; wait for it to finish", req.Pane)).outcome()

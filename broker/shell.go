@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
+	"github.com/libtmux/libtmux-mcp/broker/privfile"
 	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/helper/job"
 )
@@ -99,7 +100,7 @@ func (sh *shell) detach(p *prompt) {
 func (sh *shell) liveHungup() bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return sh.live >= 0 && peercred.Hungup(sh.live)
+	return sh.live >= 0 && privfile.Hungup(sh.live)
 }
 
 // readPrompt reads the shell's answers on one prompt connection until it ends: preexec closed
@@ -213,11 +214,11 @@ func (b *Broker) watchLive(sh *shell) {
 	sh.mu.Lock()
 	fd := sh.live
 	sh.mu.Unlock()
-	if err := peercred.WaitExit(ctx, fd); err == nil {
+	if err := privfile.WaitHangup(ctx, fd); err == nil {
 		b.lose(sh, "the shell exec'd another program or exited")
 	}
 	sh.mu.Lock()
-	peercred.CloseFD(fd)
+	privfile.CloseFD(fd)
 	sh.live = -1
 	sh.mu.Unlock()
 	os.Remove(sh.livePath)

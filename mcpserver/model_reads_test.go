@@ -130,9 +130,9 @@ type refusingRunner struct{ lost bool }
 
 func (r refusingRunner) Run(_ context.Context, req broker.Request) broker.Outcome {
 	if r.lost {
-		return broker.Outcome{Code: broker.CodeEnrollmentLost, Message: "the enrolled shell of pane " + req.Pane + " went away", Delivery: broker.NotSent}
+		return broker.Outcome{Code: broker.CodeEnrollmentLost, Message: "the enrolled shell of pane " + req.Pane + " went away", Delivery: broker.NotSent, Recovery: broker.RecoveryReinvite}
 	}
-	return broker.Outcome{Code: broker.CodeNotEnrolled, Message: "pane " + req.Pane + " is not enrolled", Delivery: broker.NotSent}
+	return broker.Outcome{Code: broker.CodeNotEnrolled, Message: "pane " + req.Pane + " is not enrolled", Delivery: broker.NotSent, Recovery: broker.RecoveryEnroll}
 }
 
 // TestTmuxRunRefusalNamesTheStepThatHelps: not_enrolled says, for each

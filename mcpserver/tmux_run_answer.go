@@ -2,63 +2,159 @@ package mcpserver
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/libtmux/libtmux-mcp/broker"
 )
 
-// runAnswer renders an outcome as the contract's answer: ok:true with the
-// data (echoing req's target), or ok:false with error{code, message,
-// delivery, effects}. Only a parsed request can succeed.
-func runAnswer(req *broker.Request, out broker.Outcome) map[string]any {
-	receipt := receiptJSON(out.Receipt)
-	if out.Code == "" {
-		return map[string]any{"ok": true, "data": map[string]any{
-			"target":        map[string]any{"kind": "pane", "id": req.Pane, "generation": req.Generation},
-			"authorization": receipt,
-			"completion":    completionJSON(out.Completion),
-			"stdout":        outputJSON(out.Stdout),
-			"stderr":        outputJSON(out.Stderr),
-		}}
-	}
-	effects := map[string]any{"state": "none", "authorization": receipt, "completion": map[string]any{"state": "unobserved"}}
-	switch {
-	case out.Completion != nil:
-		effects["state"] = "known"
-		effects["completion"] = completionJSON(out.Completion)
-	case out.Delivery != broker.NotSent:
-		effects["state"] = "unknown"
-	}
-	return map[string]any{"ok": false, "error": map[string]any{
-		"code": out.Code, "message": out.Message, "delivery": out.Delivery, "effects": effects,
-	}}
+// The tmux_run answer, field for field as the contract's output schema
+// (tmux_run_output.json) names it. Fields are in the order of their JSON
+// names, so the text is the same as a sorted object's. A pointer without
+// omitempty is a field the schema requires that may be null.
+
+// runAnswer is ok:true with data, or ok:false with error.
+type runAnswer struct {
+	Data  *runData  `json:"data,omitempty"`
+	Error *runError `json:"error,omitempty"`
+	OK    bool      `json:"ok"`
 }
 
-func receiptJSON(r *broker.Receipt) any {
+type runData struct {
+	Authorization *runReceipt   `json:"authorization"`
+	Completion    runCompletion `json:"completion"`
+	Stderr        runOutput     `json:"stderr"`
+	Stdout        runOutput     `json:"stdout"`
+	Target        runTarget     `json:"target"`
+}
+
+type runTarget struct {
+	Generation string `json:"generation"`
+	ID         string `json:"id"`
+	Kind       string `json:"kind"` // "pane"
+}
+
+// runReceipt is an authorization; null (a nil pointer) before one.
+type runReceipt struct {
+	EnrollmentGeneration string `json:"enrollment_generation"`
+	PaneID               string `json:"pane_id"`
+	ProcessGeneration    string `json:"process_generation"`
+	RunID                string `json:"run_id"`
+	ScriptDigest         string `json:"script_digest"`
+	ServerGeneration     string `json:"server_generation"`
+	State                string `json:"state"` // "authorized"
+}
+
+// Completion states, and effects states, as the contract names them.
+const (
+	completionUnobserved = "unobserved"
+	completionExited     = "exited"
+	completionSignaled   = "signaled"
+
+	effectsNone    = "none"
+	effectsKnown   = "known"
+	effectsUnknown = "unknown"
+)
+
+// runCompletion is {state:"unobserved"}, or exited or signaled with both
+// exit_status and signal present, the one that does not apply null.
+type runCompletion struct {
+	State      string
+	ExitStatus *int
+	Signal     *int
+}
+
+// runEnded is an exited or signaled completion as sent.
+type runEnded struct {
+	ExitStatus *int   `json:"exit_status"`
+	Signal     *int   `json:"signal"`
+	State      string `json:"state"`
+}
+
+// runUnobserved is the unobserved completion as sent.
+type runUnobserved struct {
+	State string `json:"state"`
+}
+
+func (c runCompletion) MarshalJSON() ([]byte, error) {
+	if c.State == completionUnobserved {
+		return json.Marshal(runUnobserved{State: c.State})
+	}
+	return json.Marshal(runEnded{ExitStatus: c.ExitStatus, Signal: c.Signal, State: c.State})
+}
+
+type runOutput struct {
+	Bytes     int    `json:"bytes"`
+	Data      string `json:"data"`
+	Encoding  string `json:"encoding"`  // "utf-8" or "base64"
+	Truncated bool   `json:"truncated"` // always false: overflow refuses completion
+}
+
+type runError struct {
+	Code     broker.Code     `json:"code"`
+	Delivery broker.Delivery `json:"delivery"`
+	Effects  runEffects      `json:"effects"`
+	Message  string          `json:"message"`
+}
+
+type runEffects struct {
+	Authorization *runReceipt   `json:"authorization"`
+	Completion    runCompletion `json:"completion"`
+	State         string        `json:"state"`
+}
+
+// newRunAnswer renders an outcome as the contract's answer: ok:true with
+// the data (echoing req's target), or ok:false with error{code, message,
+// delivery, effects}. Only a parsed request can succeed.
+func newRunAnswer(req *broker.Request, out broker.Outcome) runAnswer {
+	receipt := newRunReceipt(out.Receipt)
+	if out.Code == "" {
+		return runAnswer{OK: true, Data: &runData{
+			Target:        runTarget{Kind: "pane", ID: req.Pane, Generation: req.Generation},
+			Authorization: receipt,
+			Completion:    newRunCompletion(out.Completion),
+			Stdout:        newRunOutput(out.Stdout),
+			Stderr:        newRunOutput(out.Stderr),
+		}}
+	}
+	effects := runEffects{State: effectsNone, Authorization: receipt, Completion: newRunCompletion(nil)}
+	switch {
+	case out.Completion != nil:
+		effects.State = effectsKnown
+		effects.Completion = newRunCompletion(out.Completion)
+	case out.Delivery != broker.NotSent:
+		effects.State = effectsUnknown
+	}
+	return runAnswer{Error: &runError{Code: out.Code, Message: out.Message, Delivery: out.Delivery, Effects: effects}}
+}
+
+func newRunReceipt(r *broker.Receipt) *runReceipt {
 	if r == nil {
 		return nil
 	}
-	return map[string]any{
-		"state": "authorized", "run_id": r.RunID, "script_digest": r.ScriptDigest,
-		"server_generation": r.ServerGeneration, "pane_id": r.PaneID,
-		"enrollment_generation": r.EnrollmentGeneration, "process_generation": r.ProcessGeneration,
+	return &runReceipt{
+		State: "authorized", RunID: r.RunID, ScriptDigest: r.ScriptDigest,
+		ServerGeneration: r.ServerGeneration, PaneID: r.PaneID,
+		EnrollmentGeneration: r.EnrollmentGeneration, ProcessGeneration: r.ProcessGeneration,
 	}
 }
 
-func completionJSON(c *broker.Completion) any {
+func newRunCompletion(c *broker.Completion) runCompletion {
 	switch {
 	case c == nil:
-		return map[string]any{"state": "unobserved"}
+		return runCompletion{State: completionUnobserved}
 	case c.Signaled:
-		return map[string]any{"state": "signaled", "exit_status": nil, "signal": c.Signal}
+		sig := c.Signal
+		return runCompletion{State: completionSignaled, Signal: &sig}
 	}
-	return map[string]any{"state": "exited", "exit_status": c.Status, "signal": nil}
+	status := c.Status
+	return runCompletion{State: completionExited, ExitStatus: &status}
 }
 
-// outputJSON is UTF-8 text when the bytes are valid UTF-8, else base64.
-func outputJSON(b []byte) map[string]any {
+// newRunOutput is UTF-8 text when the bytes are valid UTF-8, else base64.
+func newRunOutput(b []byte) runOutput {
 	if utf8.Valid(b) {
-		return map[string]any{"encoding": "utf-8", "data": string(b), "bytes": len(b), "truncated": false}
+		return runOutput{Encoding: "utf-8", Data: string(b), Bytes: len(b)}
 	}
-	return map[string]any{"encoding": "base64", "data": base64.StdEncoding.EncodeToString(b), "bytes": len(b), "truncated": false}
+	return runOutput{Encoding: "base64", Data: base64.StdEncoding.EncodeToString(b), Bytes: len(b)}
 }

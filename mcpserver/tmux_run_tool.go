@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/libtmux/libtmux-mcp/broker"
 	"github.com/libtmux/libtmux-mcp/enroll"
-	"github.com/libtmux/libtmux-mcp/helper/job"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -91,7 +89,7 @@ func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 		out.Message = s.runNextStep(ctx, breq.Pane, out)
 	}
-	answer := runAnswer(breq, out)
+	answer := newRunAnswer(breq, out)
 	text, err := encodeJSON(answer)
 	if err != nil {
 		return nil, err
@@ -103,10 +101,10 @@ func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}, nil
 }
 
-// parseTmuxRun checks the arguments as the contract's schema would, and
-// the script's byte limit, which the schema cannot express.
+// parseTmuxRun checks the arguments as the contract's schema would; the
+// broker checks the script and the output limits (Request.Check).
 func (s *server) parseTmuxRun(raw json.RawMessage) (*broker.Request, broker.Outcome) {
-	bad := func(code, format string, a ...any) (*broker.Request, broker.Outcome) {
+	bad := func(code broker.Code, format string, a ...any) (*broker.Request, broker.Outcome) {
 		return nil, broker.Outcome{Code: code, Message: fmt.Sprintf(format, a...), Delivery: broker.NotSent}
 	}
 	var args tmuxRunArgs
@@ -125,45 +123,33 @@ func (s *server) parseTmuxRun(raw json.RawMessage) (*broker.Request, broker.Outc
 		return bad(broker.CodeInvalidTarget, "target.generation must be the serverGeneration from list_panes")
 	case args.Script == nil:
 		return bad(broker.CodeInvalidScript, "script is required")
-	case strings.ContainsRune(*args.Script, 0):
-		return bad(broker.CodeInvalidScript, "the script contains a NUL character; POSIX sh scripts cannot")
-	case len(*args.Script) > job.MaxScript:
-		return bad(broker.CodeInvalidScript, "the script is %d bytes; at most %d are allowed", len(*args.Script), job.MaxScript)
 	}
-	limit := func(p *int, name string) (int, error) {
+	limit := func(p *int) int {
 		if p == nil {
-			return job.DefaultOutput, nil
+			return broker.DefaultOutputLimit
 		}
-		if *p < 0 || *p > job.MaxOutput {
-			return 0, fmt.Errorf("%s must be 0..%d", name, job.MaxOutput)
-		}
-		return *p, nil
+		return *p
 	}
-	outLimit, err1 := limit(args.StdoutLimit, "stdout_limit")
-	errLimit, err2 := limit(args.StderrLimit, "stderr_limit")
-	for _, err := range []error{err1, err2} {
-		if err != nil {
-			return bad(broker.CodeInvalidScript, "%v", err)
-		}
-	}
-	return &broker.Request{
+	req := &broker.Request{
 		Pane: t.ID, Generation: t.Generation, Script: []byte(*args.Script),
-		StdoutLimit: outLimit, StderrLimit: errLimit,
-	}, broker.Outcome{}
+		StdoutLimit: limit(args.StdoutLimit), StderrLimit: limit(args.StderrLimit),
+	}
+	if out, ok := req.Check(); !ok {
+		return nil, out
+	}
+	return req, broker.Outcome{}
 }
 
 // runNextStep is the message of a tmux_run refusal with the step that
-// helps in this case (package broker says what went wrong, in its own
-// words; which tool or signal helps is this package's to say).
+// helps in this case: package broker says what went wrong, and names in
+// out.Recovery the steps that are this package's to say (which tool or
+// signal helps).
 func (s *server) runNextStep(ctx context.Context, pane string, out broker.Outcome) string {
 	hup := fmt.Sprintf("whoever runs the server sends it SIGHUP (kill -HUP %d) for a fresh invitation, then a person sources the file it names in that pane's zsh", os.Getpid())
-	switch out.Code {
-	case broker.CodeEnrollmentLost:
-		if !strings.Contains(out.Message, "SIGHUP") && !strings.Contains(out.Message, "enroll another pane") {
-			return out.Message + "; " + hup
-		}
-		return out.Message
-	case broker.CodeNotEnrolled:
+	switch out.Recovery {
+	case broker.RecoveryReinvite:
+		return out.Message + "; " + hup
+	case broker.RecoveryEnroll:
 	default:
 		return out.Message
 	}

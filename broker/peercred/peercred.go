@@ -4,15 +4,13 @@
 // 6.5), its start time, and a process generation that names one process for
 // its whole life, so a reused pid is never mistaken for the process that
 // connected. It also names the writer of every read from a connection
-// (SO_PASSCRED), reads what /proc says about a process (its state, its
-// umask, niceness and limits), waits for a pidfd's exit, keeps the liveness
-// FIFOs whose hangup tells that a shell exec'd or exited, and holds the few
-// other system calls package broker needs (signalling a process group, file
-// locks, owner checks, opening without following symlinks), so that the
-// broker builds everywhere from one platform split.
+// (SO_PASSCRED), tells when a connection's peer hung up, reads what /proc
+// says about a process (its state, its umask, niceness and limits), and
+// waits for a pidfd's exit.
 //
 // It reads identities and watches for exits; it decides nothing. Deciding
-// whether a peer may enroll or spawn is package broker's job.
+// whether a peer may enroll or spawn is package broker's job, and the
+// broker's private files (locks, FIFOs) are package privfile's.
 //
 // Linux only: peercred_linux.go fills the platform table sys; elsewhere it
 // stays nil, and every call that needs it answers ErrNotSupported (or false,
@@ -24,9 +22,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net"
-	"os"
 	"syscall"
 
 	"lukechampine.com/blake3"
@@ -36,22 +32,16 @@ import (
 // variable per platform, filled by that platform's file, instead of a stub
 // of every function for the others.
 type platform struct {
-	fromConn     func(*net.UnixConn) (Peer, error)
-	bootID       func() (string, error)
-	alive        func(pidfd int) bool
-	waitExit     func(ctx context.Context, pidfd int) error
-	closeFD      func(fd int)
-	readStat     func(pid int) (Stat, error)
-	readAttrs    func(pid int) (Attrs, error)
-	hungup       func(fd int) bool
-	openFIFO     func(path string) (int, error)
-	peerGone     func(*net.UnixConn) bool
-	passCred     func(syscall.Conn) error
-	readCred     func(c *net.UnixConn, p []byte) (n, pid int, err error)
-	kill         func(pid int, sig syscall.Signal) error
-	tryLock      func(fd uintptr) (bool, error)
-	ownerUID     func(os.FileInfo) (int, bool)
-	openNoFollow func(path string, flag int, perm os.FileMode) (*os.File, error)
+	fromConn  func(*net.UnixConn) (Peer, error)
+	bootID    func() (string, error)
+	alive     func(pidfd int) bool
+	waitExit  func(ctx context.Context, pidfd int) error
+	closeFD   func(fd int)
+	readStat  func(pid int) (Stat, error)
+	readAttrs func(pid int) (Attrs, error)
+	peerGone  func(*net.UnixConn) bool
+	passCred  func(syscall.Conn) error
+	readCred  func(c *net.UnixConn, p []byte) (n, pid int, err error)
 }
 
 // sys is this platform's implementation; nil where none exists.
@@ -112,27 +102,6 @@ func ReadAttrs(pid int) (Attrs, error) {
 	return sys.readAttrs(pid)
 }
 
-// Hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
-// writers close after at least one had it open.
-func Hungup(fd int) bool { return sys != nil && sys.hungup(fd) }
-
-// OpenFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
-// so a writer can open it at once. WaitExit on the descriptor returns when every writer has
-// closed it (POLLHUP), and Hungup tells without waiting. CloseFD closes it.
-func OpenFIFO(path string) (int, error) {
-	if sys == nil {
-		return -1, ErrNotSupported
-	}
-	return sys.openFIFO(path)
-}
-
-// CloseFD closes a descriptor this package handed out (a FIFO from OpenFIFO).
-func CloseFD(fd int) {
-	if sys != nil {
-		sys.closeFD(fd)
-	}
-}
-
 // PassCred asks the kernel to report, with every read from c, which process wrote the bytes
 // (SO_PASSCRED); ReadCred then tells them apart. On a listener, every connection it accepts has
 // it from the start, so even bytes written before the accept carry their writer (turned on
@@ -153,47 +122,6 @@ func ReadCred(c *net.UnixConn, p []byte) (n, pid int, err error) {
 		return 0, 0, ErrNotSupported
 	}
 	return sys.readCred(c, p)
-}
-
-// SignalGroup sends sig to every process in process group pgid (kill(-pgid, sig)); signal 0
-// only checks that the group still has a member (a zombie counts). It refuses a pgid below 2,
-// which would name this process's own group or every process.
-func SignalGroup(pgid int, sig syscall.Signal) error {
-	if sys == nil {
-		return ErrNotSupported
-	}
-	if pgid < 2 {
-		return fmt.Errorf("peercred: no process group %d to signal", pgid)
-	}
-	return sys.kill(-pgid, sig)
-}
-
-// TryLock takes an exclusive lock on f (flock) without waiting, and reports whether it got it:
-// false means another open file holds it. The lock lasts until f is closed, or until the process
-// holding it exits, however it exits.
-func TryLock(f *os.File) (bool, error) {
-	if sys == nil {
-		return false, ErrNotSupported
-	}
-	return sys.tryLock(f.Fd())
-}
-
-// OwnedByUs reports whether fi's owner is this process's user.
-func OwnedByUs(fi os.FileInfo) bool {
-	if sys == nil {
-		return false
-	}
-	uid, ok := sys.ownerUID(fi)
-	return ok && uid == os.Getuid()
-}
-
-// OpenNoFollow is os.OpenFile that refuses a symlink as the last element of path
-// (O_NOFOLLOW) and closes the file on exec.
-func OpenNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
-	if sys == nil {
-		return nil, ErrNotSupported
-	}
-	return sys.openNoFollow(path, flag, perm)
 }
 
 // PeerGone reports, without waiting, whether the other end of c has closed its side or gone
@@ -217,8 +145,8 @@ type Peer struct {
 
 // Close releases the pidfd. It is safe to call more than once.
 func (p *Peer) Close() {
-	if p.PidFD >= 0 {
-		CloseFD(p.PidFD)
+	if p.PidFD >= 0 && sys != nil {
+		sys.closeFD(p.PidFD)
 		p.PidFD = -1
 	}
 }

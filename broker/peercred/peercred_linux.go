@@ -20,13 +20,12 @@ import (
 func init() {
 	sys = &platform{
 		fromConn: fromConn, bootID: bootID, alive: alive, waitExit: waitExit, closeFD: closeFD,
-		readStat: readStat, readAttrs: readAttrs, hungup: hungup, openFIFO: openFIFO, peerGone: peerGone,
-		passCred: passCred, readCred: readCred, kill: unix.Kill, tryLock: tryLock,
-		ownerUID: ownerUID, openNoFollow: openNoFollow,
+		readStat: readStat, readAttrs: readAttrs, peerGone: peerGone,
+		passCred: passCred, readCred: readCred,
 	}
 }
 
-// closeFD closes a descriptor this package handed out (a pidfd, a FIFO).
+// closeFD closes a descriptor this package handed out (a pidfd).
 func closeFD(fd int) { unix.Close(fd) }
 
 // Hooks that tests replace (see peercred_test.go).
@@ -307,34 +306,6 @@ func readAttrs(pid int) (Attrs, error) {
 	return a, nil
 }
 
-// hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
-// writers close after at least one had it open.
-func hungup(fd int) bool {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 0)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		return err == nil && n > 0 && fds[0].Revents&unix.POLLHUP != 0
-	}
-}
-
-// openFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
-// so a writer can open it at once. WaitExit on the descriptor returns when every writer has
-// closed it (POLLHUP), and Hungup tells without waiting.
-func openFIFO(path string) (int, error) {
-	if err := unix.Mkfifo(path, 0o600); err != nil {
-		return -1, fmt.Errorf("make the FIFO %s: %w", path, err)
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		os.Remove(path)
-		return -1, fmt.Errorf("open the FIFO %s: %w", path, err)
-	}
-	return fd, nil
-}
-
 // peerGone reports, without waiting, whether the other end of c has closed its side or gone
 // away (POLLHUP or POLLRDHUP), even while another goroutine is blocked reading c.
 func peerGone(c *net.UnixConn) bool {
@@ -405,31 +376,4 @@ func readCred(c *net.UnixConn, p []byte) (int, int, error) {
 		}
 	}
 	return n, pid, err
-}
-
-func tryLock(fd uintptr) (bool, error) {
-	for {
-		err := unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.EWOULDBLOCK):
-			return false, nil
-		}
-		return false, fmt.Errorf("peercred: flock: %w", err)
-	}
-}
-
-func ownerUID(fi os.FileInfo) (int, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return int(st.Uid), true
-}
-
-func openNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
-	return os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 }

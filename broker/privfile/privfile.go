@@ -1,0 +1,94 @@
+// Package privfile makes and checks the files of the broker's private directory: a lock file a
+// live process holds (flock), files opened without following a symlink, the owner of a file,
+// and liveness FIFOs whose hangup tells that every writer closed them (a shell that exec'd or
+// exited).
+//
+// It knows nothing of processes or sockets (package peercred does) and decides nothing: which
+// directory to trust or sweep is package broker's choice.
+//
+// Linux only: privfile_linux.go fills the platform table sys; elsewhere it stays nil, and every
+// call that needs it answers ErrNotSupported (or false, or does nothing, as each function says).
+package privfile
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+// platform is what this package needs from the operating system, filled by that platform's
+// file.
+type platform struct {
+	tryLock      func(fd uintptr) (bool, error)
+	ownerUID     func(os.FileInfo) (int, bool)
+	openNoFollow func(path string, flag int, perm os.FileMode) (*os.File, error)
+	openFIFO     func(path string) (int, error)
+	hungup       func(fd int) bool
+	waitHangup   func(ctx context.Context, fd int) error
+	closeFD      func(fd int)
+}
+
+// sys is this platform's implementation; nil where none exists.
+var sys *platform
+
+// ErrNotSupported is what every call answers off Linux.
+var ErrNotSupported = errors.New("the broker's private files are not supported on this platform; tmux_run needs Linux")
+
+// TryLock takes an exclusive lock on f (flock) without waiting, and reports whether it got it:
+// false means another open file holds it. The lock lasts until f is closed, or until the process
+// holding it exits, however it exits.
+func TryLock(f *os.File) (bool, error) {
+	if sys == nil {
+		return false, ErrNotSupported
+	}
+	return sys.tryLock(f.Fd())
+}
+
+// OwnedByUs reports whether fi's owner is this process's user; false where owners cannot be
+// read.
+func OwnedByUs(fi os.FileInfo) bool {
+	if sys == nil {
+		return false
+	}
+	uid, ok := sys.ownerUID(fi)
+	return ok && uid == os.Getuid()
+}
+
+// OpenNoFollow is os.OpenFile that refuses a symlink as the last element of path
+// (O_NOFOLLOW) and closes the file on exec.
+func OpenNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
+	if sys == nil {
+		return nil, ErrNotSupported
+	}
+	return sys.openNoFollow(path, flag, perm)
+}
+
+// OpenFIFO makes a FIFO at path (0600) and opens its read end, non-blocking and close-on-exec,
+// so a writer can open it at once. WaitHangup returns when every writer that opened it has
+// closed it, and Hungup tells without waiting. CloseFD closes it.
+func OpenFIFO(path string) (int, error) {
+	if sys == nil {
+		return -1, ErrNotSupported
+	}
+	return sys.openFIFO(path)
+}
+
+// Hungup reports, without waiting, whether fd (the read end of a FIFO) has seen all its
+// writers close after at least one had it open.
+func Hungup(fd int) bool { return sys != nil && sys.hungup(fd) }
+
+// WaitHangup returns nil once fd (the read end of a FIFO from OpenFIFO) hangs up or has bytes
+// to read, or ctx's error once ctx is done, whichever comes first.
+func WaitHangup(ctx context.Context, fd int) error {
+	if sys == nil {
+		return ErrNotSupported
+	}
+	return sys.waitHangup(ctx, fd)
+}
+
+// CloseFD closes a FIFO from OpenFIFO.
+func CloseFD(fd int) {
+	if sys != nil {
+		sys.closeFD(fd)
+	}
+}
