@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -107,11 +106,13 @@ func (s *server) parseTmuxRun(raw json.RawMessage) (*broker.Request, broker.Outc
 	bad := func(code broker.Code, format string, a ...any) (*broker.Request, broker.Outcome) {
 		return nil, broker.Outcome{Code: code, Message: fmt.Sprintf(format, a...), Delivery: broker.NotSent}
 	}
-	var args tmuxRunArgs
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
-		return bad(broker.CodeInvalidTarget, "malformed tmux_run arguments: %v; expected {target:{kind:\"pane\",id:\"%%3\",generation:\"...\"}, script:\"...\"}", err)
+	args, shape := decodeTmuxRunArgs(raw)
+	if shape != nil {
+		code := broker.CodeInvalidScript
+		if shape.target {
+			code = broker.CodeInvalidTarget
+		}
+		return bad(code, "%s", shape.msg)
 	}
 	t := args.Target
 	switch {
