@@ -65,6 +65,13 @@ func benchPeer(socket string) []string {
 // how long its first tools/list took to answer, from the process start.
 // The process is stopped (stdin closed) before it returns, untimed.
 func startupToToolsList(b *testing.B, env, argv []string) time.Duration {
+	return startupTo(b, env, argv, "")
+}
+
+// startupTo is startupToToolsList that, when tool is not empty, also
+// calls tool (with no arguments) after the listing, as a client's first
+// use does, and returns how long its answer took from the process start.
+func startupTo(b *testing.B, env, argv []string, tool string) time.Duration {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
@@ -79,11 +86,58 @@ func startupToToolsList(b *testing.B, env, argv []string) time.Duration {
 	if err != nil {
 		b.Fatalf("connect to %s: %v\nstderr:\n%s", strings.Join(argv, " "), err, stderr.String())
 	}
+	defer cs.Close()
 	res, err := cs.ListTools(ctx, nil)
-	took := time.Since(begin)
 	if err != nil || len(res.Tools) == 0 {
 		b.Fatalf("%s: tools/list answered %v tools, error %v\nstderr:\n%s", strings.Join(argv, " "), res, err, stderr.String())
 	}
-	cs.Close()
-	return took
+	if tool != "" {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil || r.IsError {
+			b.Fatalf("%s: %s answered %+v, error %v\nstderr:\n%s", strings.Join(argv, " "), tool, r, err, stderr.String())
+		}
+	}
+	return time.Since(begin)
+}
+
+// BenchmarkStartupToFirstCall measures a client's wait from starting the
+// server process to the answer of its first tool call, list_sessions,
+// after the handshake and tools/list: what the first use of a freshly
+// started server costs. With LIBTMUX_MCP_BENCH_PEER as for
+// BenchmarkStartupToToolsList and LIBTMUX_MCP_BENCH_PEER_TOOL naming the
+// peer's tool that lists sessions (say session_list), each iteration starts
+// both, alternating which goes first, on the same tmux server, and it
+// reports both medians and their ratio from that one run.
+func BenchmarkStartupToFirstCall(b *testing.B) {
+	ts := tmuxServer(b)
+	ts.NewSession("s", "sleep", "3600") // something to list
+	env := cleanEnv(b, shortTempDir(b))
+	ours := append([]string{build(b).server}, "--socket", ts.Socket)
+	peer := benchPeer(ts.Socket)
+	peerTool := os.Getenv("LIBTMUX_MCP_BENCH_PEER_TOOL")
+	if peer != nil && peerTool == "" {
+		b.Fatal("LIBTMUX_MCP_BENCH_PEER_TOOL must name the peer's tool that lists sessions")
+	}
+	samples := make([]time.Duration, 0, b.N)
+	var peerSamples []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if peer != nil && i%2 == 1 {
+			peerSamples = append(peerSamples, startupTo(b, env, peer, peerTool))
+		}
+		samples = append(samples, startupTo(b, env, ours, "list_sessions"))
+		if peer != nil && i%2 == 0 {
+			peerSamples = append(peerSamples, startupTo(b, env, peer, peerTool))
+		}
+	}
+	oursMedian, _ := quantiles(samples)
+	reportLatency(b, samples)
+	if peer != nil {
+		median, p95 := quantiles(peerSamples)
+		b.ReportMetric(ms(median), "peer-median-ms")
+		b.ReportMetric(ms(p95), "peer-p95-ms")
+		b.ReportMetric(ms(oursMedian)/ms(median), "ours/peer")
+		b.Logf("start-up to the first answered call, %d runs each: ours %.2f ms median, peer (%s, %s) %.2f ms median, ours/peer %.2f",
+			len(samples), ms(oursMedian), strings.Join(peer, " "), peerTool, ms(median), ms(oursMedian)/ms(median))
+	}
 }

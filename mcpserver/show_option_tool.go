@@ -26,9 +26,16 @@ type showOptionResult struct {
 	Note   string `json:"note,omitempty"`
 }
 
-// optionNamePattern is an option name, a user option (@name) or an element
+// optionNameShape is an option name, a user option (@name) or an element
 // of an array option (name[2]); it cannot start with - (a flag to tmux).
-var optionNamePattern = regexp.MustCompile(`^@?[A-Za-z0-9][A-Za-z0-9_-]{0,127}(\[[0-9]{1,5}\])?$`)
+// The name is at most 128 bytes (validOptionName): as a {0,127}, regexp
+// would compile the bound into hundreds of instructions at every start.
+var optionNameShape = regexp.MustCompile(`^@?([A-Za-z0-9][A-Za-z0-9_-]*)(\[[0-9]{1,5}\])?$`)
+
+func validOptionName(s string) bool {
+	m := optionNameShape.FindStringSubmatch(s)
+	return m != nil && len(m[1]) <= 128
+}
 
 func showOptionTool() tool {
 	return &typedTool[showOptionParams, showOptionResult]{toolSpec: toolSpec{
@@ -47,7 +54,7 @@ func showOptionTool() tool {
 }
 
 func (s *server) showOption(ctx context.Context, _ *mcp.CallToolRequest, in showOptionParams) (showOptionResult, error) {
-	if !optionNamePattern.MatchString(in.Name) {
+	if !validOptionName(in.Name) {
 		return showOptionResult{}, fmt.Errorf("option name %q is not valid: use letters, digits, - and _ (history-limit), @ for user options (@my-option), [N] for an array element", in.Name)
 	}
 	args, kind, err := scopeArgs("show-options", in.Scope, in.Target, true)
