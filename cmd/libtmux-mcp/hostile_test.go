@@ -99,8 +99,12 @@ func hostileProbes(pane, window string, n int, seed uint64) []probe {
 		i := id()
 		add("resources/read of a URI with "+c, `{"jsonrpc":"2.0","id":`+i+`,"method":"resources/read","params":{"uri":"`+c+`"}}`, i, wantCode(-32603))
 	}
-	add("a frame over 4 MiB", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`+strings.Repeat("x", 4<<20)+`"}}`, "", nil)
-	add("a 10 MB frame", callFrame(`"ten"`, "create_session", `{"sessionName":"`+strings.Repeat("n", 10<<20)+`"}`), "", nil)
+	// Frames over the limit are answered with their own id, found without
+	// reading them whole (the TypeScript SDK writes the id last).
+	big := id()
+	add("a frame over 4 MiB", `{"jsonrpc":"2.0","id":`+big+`,"method":"ping","params":{"x":"`+strings.Repeat("x", 4<<20)+`"}}`, big, wantCode(-32600))
+	big = id()
+	add("a 10 MB frame, its id last", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"create_session","arguments":{"sessionName":"`+strings.Repeat("n", 10<<20)+`"}},"id":`+big+`}`, big, wantCode(-32600))
 	for _, c := range []struct{ tool, args string }{
 		{"create_session", `{"sessionName":"HUGE"}`},
 		{"rename_window", `{"windowId":"` + window + `","name":"HUGE"}`},
