@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,27 +27,31 @@ func quietPane(t testing.TB, ts *tmuxtest.Server) string {
 	return pane
 }
 
-// TestWaitsConcurrent sends 100 six-second waits (50 wait_for_text on one
-// pane, sharing one control connection, and 50 wait_for_channel), then 20
+// TestWaitsConcurrent sends 100 waits (50 wait_for_text on one pane,
+// sharing one control connection, and 50 wait_for_channel), then 20
 // list_panes calls behind them: the list_panes answers arrive while the
-// waits block, and the waits all end in one wave, not one after another.
+// waits block. Then the pane prints the text and every channel is
+// signalled: each wait answers its event, and they end in one wave.
 func TestWaitsConcurrent(t *testing.T) {
 	t.Parallel()
 	ts := tmuxServer(t)
-	pane := quietPane(t, ts)
+	pane := ts.NewSession("quiet", "sh", "-c", "echo quiet; read x; echo released-$x; exec sleep 3600")
+	ts.WaitFor(pane, func(screen string) bool { return strings.Contains(screen, "quiet") })
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
 
-	begin := time.Now()
 	var wg sync.WaitGroup
 	ends := make(chan time.Duration, 100)
 	errs := make(chan error, 120)
+	var released atomic.Int64 // when the events were sent, in ns since begin
+	begin := time.Now()
 	for i := 0; i < 100; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			name, args := "wait_for_text", map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 6000}
+			// Far longer than any wait here: only the events end them.
+			name, args, want := "wait_for_text", map[string]any{"paneId": pane, "pattern": "released-now", "timeoutMs": 30000}, `"outcome":"matched"`
 			if i%2 == 1 {
-				name, args = "wait_for_channel", map[string]any{"channel": fmt.Sprintf("nobody-%d", i), "timeoutMs": 6000}
+				name, args, want = "wait_for_channel", map[string]any{"channel": fmt.Sprintf("go-%d", i), "timeoutMs": 30000}, `"outcome":"signalled"`
 			}
 			res, err := p.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 			switch {
@@ -54,10 +59,10 @@ func TestWaitsConcurrent(t *testing.T) {
 				errs <- fmt.Errorf("%s: %v", name, err)
 			case res.IsError:
 				errs <- fmt.Errorf("%s: %s", name, resultText(res))
-			case !strings.Contains(resultText(res), `"outcome":"timed_out"`):
-				errs <- fmt.Errorf("%s: %s; want timed_out", name, resultText(res))
+			case !strings.Contains(resultText(res), want):
+				errs <- fmt.Errorf("%s: %s; want %s", name, resultText(res), want)
 			}
-			ends <- time.Since(begin)
+			ends <- time.Since(begin) - time.Duration(released.Load())
 		}()
 	}
 	// Sent behind the waits (once the first of them is blocking in tmux).
@@ -70,8 +75,18 @@ func TestWaitsConcurrent(t *testing.T) {
 		p.answer("list_panes", map[string]any{})
 		lists = append(lists, time.Since(sent))
 		if n := len(ends); n > 0 {
-			t.Errorf("list_panes %d answered after %d of the waits had ended, not while they blocked", i, n)
+			t.Fatalf("list_panes %d answered after %d of the waits had ended, not while they blocked", i, n)
 		}
+	}
+	// Every wait must be blocking before the events: a channel signalled
+	// before its waiter arrives is not seen.
+	tmuxtest.Eventually(t, 30*time.Second, "50 wait-for processes", func() bool {
+		return tmuxtest.CountProcesses(t, ts.Socket, "wait-for") >= 50
+	})
+	released.Store(int64(time.Since(begin)))
+	ts.Run("send-keys", "-t", pane, "now", "Enter")
+	for i := 1; i < 100; i += 2 {
+		ts.Run("wait-for", "-S", fmt.Sprintf("go-%d", i))
 	}
 	wg.Wait()
 	close(ends)
@@ -79,16 +94,16 @@ func TestWaitsConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	var first, last time.Duration = time.Hour, 0
+	var last time.Duration
 	for d := range ends {
-		first, last = min(first, d), max(last, d)
+		last = max(last, d)
 	}
 	// One wave is a figure of this machine: asserted with
 	// LIBTMUX_MCP_TIMING_TESTS=1 (.ci/run does, once).
-	if last >= 10*time.Second && tmuxtest.Timing() {
-		t.Errorf("the last of 100 six-second waits ended after %s; want one wave, under 10 s", last)
+	if last >= 4*time.Second && tmuxtest.Timing() {
+		t.Errorf("the last of 100 waits answered %s after its event; want one wave, under 4 s", last)
 	}
-	t.Logf("100 waits: first ended at %s, last at %s; 20 list_panes behind them, slowest %s", first, last, maxDur(lists))
+	t.Logf("100 waits: the last answered %s after the events; 20 list_panes behind them, slowest %s", last, maxDur(lists))
 }
 
 func maxDur(ds []time.Duration) time.Duration {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -390,4 +391,27 @@ func WaitFileHolds(t testing.TB, path, want string) {
 		}
 		return string(got) == want
 	}, func() string { return fmt.Sprintf("it holds %d:\n%.300q", len(got), got) })
+}
+
+// CountProcesses counts the processes whose arguments include every one of
+// args (each a whole argument), from /proc: the tmux wait-for processes on
+// a test's socket, say. It fails t when /proc cannot be listed.
+func CountProcesses(t testing.TB, args ...string) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue // not a process, or gone since the listing
+		}
+		have := strings.Split(string(cmdline), "\x00")
+		if !slices.ContainsFunc(args, func(a string) bool { return !slices.Contains(have, a) }) {
+			n++
+		}
+	}
+	return n
 }
