@@ -131,5 +131,5 @@ func (h shellHost) View(ctx context.Context, pane string) (*live.View, func(), e
 
 func (h shellHost) Watch(ctx context.Context, session, pane string) shellrun.Watch {
 	w := h.s.watchPane(ctx, session, pane, false)
-	return shellrun.Watch{Wake: w.wake, Ended: w.ended, Stop: w.stop, Command: w.command}
+	return shellrun.Watch{Wake: w.C, Ended: w.Ended, Stop: w.Stop, Command: w.Command}
 }

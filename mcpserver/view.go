@@ -58,6 +58,11 @@ func (s *server) paneViewAt(ctx context.Context, pane string, keep time.Duration
 	return v, release, err
 }
 
+// watchPane is live.WatchOrTick with the server's pool and log.
+func (s *server) watchPane(ctx context.Context, session, pane string, output bool) live.Wakeup {
+	return live.WatchOrTick(ctx, s.live, s.log, session, pane, output)
+}
+
 var errNoLive = fmt.Errorf("LIBTMUX_MCP_LIVE=0 forbids control-mode connections")
 
 // viewKeep is how long a cursor keeps its pane watched.
