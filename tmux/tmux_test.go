@@ -199,3 +199,15 @@ func TestValidVariableName(t *testing.T) {
 		}
 	}
 }
+
+func TestOnOff(t *testing.T) {
+	t.Parallel()
+	for _, b := range []bool{true, false} {
+		if got, err := ParseOnOff(OnOff(b) + "\n"); err != nil || got != b {
+			t.Errorf("ParseOnOff(OnOff(%v)) = %v, %v; want %v", b, got, err, b)
+		}
+	}
+	if _, err := ParseOnOff("1"); err == nil {
+		t.Error(`ParseOnOff("1") = nil error; want a refusal: show-options -v prints on or off`)
+	}
+}
