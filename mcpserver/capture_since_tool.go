@@ -171,7 +171,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		}
 		cur, hasCursor = c, isStream
 	}
-	v, release, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil)
+	v, release, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil, nil)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
 			return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID), true

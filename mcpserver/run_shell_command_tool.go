@@ -126,7 +126,7 @@ func (h shellHost) Explain(ctx context.Context, err error, pane string) error {
 }
 
 func (h shellHost) View(ctx context.Context, pane string) (*live.View, func(), error) {
-	return h.s.paneView(ctx, pane, h.s.viewKeep(), nil)
+	return h.s.paneView(ctx, pane, h.s.viewKeep(), nil, nil)
 }
 
 func (h shellHost) Watch(ctx context.Context, session, pane string) shellrun.Watch {

@@ -112,7 +112,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			}
 		})
 	}
-	if v, release, err := s.paneViewAt(ctx, in.PaneID, 0, hook, &pos); err == nil {
+	if v, release, err := s.paneView(ctx, in.PaneID, 0, hook, &pos); err == nil {
 		view = v
 		defer release()
 		defer v.Read(func(*live.Lines) { remove() })

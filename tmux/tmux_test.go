@@ -211,3 +211,11 @@ func TestOnOff(t *testing.T) {
 		t.Error(`ParseOnOff("1") = nil error; want a refusal: show-options -v prints on or off`)
 	}
 }
+
+func TestSplitCaptureDropsBlankBottomRows(t *testing.T) {
+	t.Parallel()
+	got := SplitCapture("a\n\nb\n   \n\n")
+	if strings.Join(got, "|") != "a||b" {
+		t.Errorf("SplitCapture = %q; want a||b", got)
+	}
+}
