@@ -219,3 +219,13 @@ func TestSplitCaptureDropsBlankBottomRows(t *testing.T) {
 		t.Errorf("SplitCapture = %q; want a||b", got)
 	}
 }
+
+func TestAttachedClientLabel(t *testing.T) {
+	t.Parallel()
+	if got := (AttachedClient{Name: "client-1", TTY: "/dev/pts/3"}).Label(); got != "/dev/pts/3" {
+		t.Errorf("Label = %q; want the terminal", got)
+	}
+	if got := (AttachedClient{Name: "client-1"}).Label(); got != "client-1" {
+		t.Errorf("Label = %q; want the name when there is no terminal", got)
+	}
+}
