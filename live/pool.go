@@ -7,7 +7,8 @@
 // period. A watch gets a coalesced wake-up channel: a signal means "look
 // again" (the pane printed, its window's layout changed, a window closed, or
 // events were lost), never what changed: the waiter re-reads tmux. The pool
-// does not decide when a wait is over.
+// does not decide when a wait is over. WatchOrTick gives a waiter a timer
+// instead when there is no pool or no connection.
 //
 // A View is one pane's output as counted lines (Lines), fed from the
 // connection's %output as it is read (never through a lossy channel), kept

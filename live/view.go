@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
 // viewBytes bounds the text a view keeps per pane.
@@ -278,6 +280,37 @@ func (p *Pool) tap(pane string, data []byte) {
 	if v != nil {
 		v.feed(data)
 	}
+}
+
+// openMaxLines bounds the lines a view made by Open keeps, whatever the
+// pane's history-limit says.
+const openMaxLines = 100000
+
+// Open is View for a caller that knows the pane but not its session: a
+// view the pool has is returned at once; a new one keeps as many lines as
+// tmux would (the pane's history and screen, at most openMaxLines), read
+// from pos, or when pos is nil from tmux through c (one tmux call).
+func (p *Pool) Open(ctx context.Context, c *tmux.Client, pane string, keep time.Duration, first func(*Lines), pos *tmux.Position) (v *View, release func(), err error) {
+	if v := p.Lookup(pane); v != nil {
+		release := v.Hold()
+		if v.Alive() {
+			if first != nil {
+				v.Read(first)
+			}
+			v.Keep(keep)
+			return v, release, nil
+		}
+		release()
+	}
+	if pos == nil {
+		got, err := c.CapturePosition(ctx, pane)
+		if err != nil {
+			return nil, nil, err
+		}
+		pos = &got
+	}
+	v, release, _, err = p.View(ctx, pos.SessionID, pane, min(pos.HistoryLimit+pos.Height, openMaxLines), keep, first)
+	return v, release, err
 }
 
 // Lookup returns pane's view when it has one that has not ended.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
 func TestViewCountsItsPaneOnly(t *testing.T) {
@@ -90,4 +91,24 @@ func TestViewEndsWithItsConnection(t *testing.T) {
 	if v.Alive() {
 		t.Error("Alive after the end")
 	}
+}
+
+// TestOpenReadsNoPositionForAViewItHas: Open makes a view from the
+// position it is given, and returns a view the pool has without asking
+// tmux (a nil client would fail if it did).
+func TestOpenReadsNoPositionForAViewItHas(t *testing.T) {
+	d := &fakeDialer{}
+	p := New(d.dial, time.Hour)
+	defer p.Close()
+	pos := &tmux.Position{SessionID: "$1", HistoryLimit: 2000, Height: 24}
+	v, rel, err := p.Open(context.Background(), nil, "%1", time.Hour, nil, pos)
+	if err != nil {
+		t.Fatalf("Open with a position: %v", err)
+	}
+	rel()
+	again, rel, err := p.Open(context.Background(), nil, "%1", time.Hour, nil, nil)
+	if err != nil || again != v {
+		t.Fatalf("Open of a viewed pane = %p, %v; want the view it has, %p", again, err, v)
+	}
+	rel()
 }

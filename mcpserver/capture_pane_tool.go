@@ -57,7 +57,7 @@ func (s *server) capturePane(ctx context.Context, _ *mcp.CallToolRequest, in cap
 		if err != nil {
 			return capturePaneResult{}, s.explain(ctx, err, "pane", in.PaneID)
 		}
-		t = s.budget.KeepNewest(splitCapture(out))
+		t = s.budget.KeepNewest(tmux.SplitCapture(out))
 		if skipped == 0 || t.DroppedLines > 0 || t.DroppedChars > 0 {
 			break // the whole range was read, or older rows would be dropped anyway
 		}

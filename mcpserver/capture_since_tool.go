@@ -95,16 +95,16 @@ func (s *server) captureSinceGrid(ctx context.Context, req *mcp.CallToolRequest,
 		defer w.end()
 		res.EffectiveTimeoutMs = w.ms()
 		watch := s.watchPane(wctx, got.Pos.SessionID, in.PaneID, true)
-		defer func() { watch.stop() }()
-		res.Streaming = watch.stream
+		defer func() { watch.Stop() }()
+		res.Streaming = watch.Stream
 		pos := got.Pos
 	wait:
 		for {
 			select {
-			case <-watch.wake:
-			case <-watch.ended:
+			case <-watch.C:
+			case <-watch.Ended:
 				// The connection ended: read once more, and watch anew.
-				watch.stop()
+				watch.Stop()
 				watch = s.watchPane(wctx, got.Pos.SessionID, in.PaneID, true)
 			case <-wctx.Done():
 				if s.ended(wctx, ctx) == outcomeCancelled {
@@ -171,7 +171,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		}
 		cur, hasCursor = c, isStream
 	}
-	v, release, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil)
+	v, release, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil, nil)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
 			return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID), true

@@ -33,7 +33,7 @@ func (s *server) clearPaneScrollback(ctx context.Context, _ *mcp.CallToolRequest
 	if err != nil {
 		return clearPaneScrollbackResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"clear-history", "-t", in.PaneID}, in.PaneID, "history_size")
+	v, err := s.tmux.RunThenRead(ctx, []string{"clear-history", "-t", in.PaneID}, in.PaneID, "history_size")
 	if err != nil {
 		return clearPaneScrollbackResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}

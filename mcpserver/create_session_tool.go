@@ -75,7 +75,7 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	if in.StartDirectory != "" {
 		args = append(args, "-c", formatArg(in.StartDirectory))
 	}
-	v, err := s.runPrinting(ctx, args, "session_id", "window_id", "pane_id", "window_width", "window_height", "session_name")
+	v, err := s.tmux.RunPrinting(ctx, args, "session_id", "window_id", "pane_id", "window_width", "window_height", "session_name")
 	if err != nil {
 		var te *tmux.Error
 		if errors.As(err, &te) && strings.Contains(te.Stderr, "duplicate session") {
@@ -89,7 +89,7 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	if (in.Width > 0 && res.Width != in.Width) || (in.Height > 0 && res.Height != in.Height) {
 		// tmux 3.2a gives a detached session 80x24 whatever -x and -y say
 		// (under the default window-size latest): size its window as asked.
-		size, err := s.runThenRead(ctx, resizeArgs(res.WindowID, in.Width, in.Height), res.WindowID, "window_width", "window_height")
+		size, err := s.tmux.RunThenRead(ctx, resizeArgs(res.WindowID, in.Width, in.Height), res.WindowID, "window_width", "window_height")
 		if err != nil {
 			return createSessionResult{}, fmt.Errorf("session %s was created %dx%d; sizing it as asked failed: %w", res.SessionID, res.Width, res.Height, s.fail(err))
 		}

@@ -64,7 +64,7 @@ func (s *server) createWindow(ctx context.Context, _ *mcp.CallToolRequest, in cr
 	if err != nil {
 		return createWindowResult{}, s.explainSession(ctx, err, in.sessionRef)
 	}
-	v, err := s.runPrinting(ctx, append(args, dir...), "window_id", "pane_id", "session_id", "window_index", "window_name")
+	v, err := s.tmux.RunPrinting(ctx, append(args, dir...), "window_id", "pane_id", "session_id", "window_index", "window_name")
 	if err != nil {
 		return createWindowResult{}, s.explainSession(ctx, err, in.sessionRef)
 	}

@@ -1,15 +1,11 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
+	"github.com/libtmux/libtmux-mcp/internal/argcheck"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,12 +40,12 @@ var maxString = map[string]int{
 // maxOtherString bounds a string argument not in maxString.
 const maxOtherString = 1024
 
-// quoteMax is how much of an argument an error text quotes.
-const quoteMax = 200
+// argBounds are the bounds the call gate scans a call's arguments with.
+var argBounds = argcheck.Bounds{MaxItems: MaxListItems, MaxString: maxString, MaxOtherString: maxOtherString}
 
 // callGate is the server's receiving middleware for tools/call: it bounds the
 // arguments before they are decoded, caps the blocking calls in flight,
-// and keeps error texts from quoting more than quoteMax bytes of an
+// and keeps error texts from quoting more than argcheck.QuoteMax bytes of an
 // argument. tmux_run is left to its own contract's checks (its refusals are
 // structured, from a closed set of codes): its runs take a token of the
 // cap when one is free and are never refused by it.
@@ -66,7 +62,7 @@ func (s *server) callGate(next mcp.MethodHandler) mcp.MethodHandler {
 		var long []string
 		if t.spec().inputSchema == nil { // typed tools; raw ones check their own
 			var err error
-			if long, err = checkArguments(params.Arguments); err != nil {
+			if long, err = argBounds.Scan(params.Arguments); err != nil {
 				return toolError(argumentRefusal(params.Name, err)), nil
 			}
 		}
@@ -89,7 +85,7 @@ func (s *server) callGate(next mcp.MethodHandler) mcp.MethodHandler {
 		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError && len(long) > 0 {
 			for _, c := range r.Content {
 				if tc, ok := c.(*mcp.TextContent); ok {
-					tc.Text = shortenQuotes(tc.Text, long)
+					tc.Text = argcheck.ShortenQuotes(tc.Text, long)
 				}
 			}
 		}
@@ -106,13 +102,13 @@ func (sel Selection) ArgumentRefusal(tool string, args json.RawMessage) string {
 	if !sel.Has(tool) || catalog[tool].spec().inputSchema != nil {
 		return ""
 	}
-	if _, err := checkArguments(args); err != nil {
+	if _, err := argBounds.Scan(args); err != nil {
 		return argumentRefusal(tool, err)
 	}
 	return ""
 }
 
-// argumentRefusal is the tool error text for arguments checkArguments
+// argumentRefusal is the tool error text for arguments argBounds.Scan
 // refused.
 func argumentRefusal(tool string, err error) string {
 	return fmt.Sprintf("%s: %v", tool, err)
@@ -121,135 +117,4 @@ func argumentRefusal(tool string, err error) string {
 // toolError is a tool error answer.
 func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
-
-// shortenQuotes replaces, in an error text, every copy of a long argument
-// (as given, or as Go's %q writes it) with its first quoteMax bytes.
-func shortenQuotes(text string, long []string) string {
-	for _, v := range long {
-		short := shortQuote(v)
-		text = strings.ReplaceAll(text, v, short)
-		if q := strconv.Quote(v); len(q) > 2 {
-			text = strings.ReplaceAll(text, q[1:len(q)-1], strings.Trim(strconv.Quote(short), `"`))
-		}
-	}
-	return text
-}
-
-// shortQuote is v cut to quoteMax bytes at a character boundary, with its
-// length.
-func shortQuote(v string) string {
-	if len(v) <= quoteMax {
-		return v
-	}
-	return fmt.Sprintf("%s… (%d bytes)", v[:cutAt(v, quoteMax)], len(v))
-}
-
-// container is an array or object being scanned by checkArguments.
-type container struct {
-	array     bool
-	key       string // the argument name its values are checked under
-	n         int
-	expectKey bool
-}
-
-// checkArguments scans raw arguments without decoding them into values:
-// every array and object holds at most MaxListItems entries, and every
-// string is within its argument's maximum (maxString, by the nearest
-// member name; an array's items by the array's). It returns the strings
-// longer than quoteMax (to shorten in error texts). Invalid JSON is left
-// for the decoder to report.
-func checkArguments(raw json.RawMessage) (long []string, err error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var stack []*container
-	top := func() *container {
-		if len(stack) == 0 {
-			return nil
-		}
-		return stack[len(stack)-1]
-	}
-	valueDone := func() {
-		if p := top(); p != nil && !p.array {
-			p.expectKey = true
-		}
-	}
-	for {
-		tok, terr := dec.Token()
-		if errors.Is(terr, io.EOF) {
-			return long, nil
-		}
-		if terr != nil {
-			return long, nil // the decoder's own message is better
-		}
-		p := top()
-		if p != nil && !p.array && p.expectKey {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:len(stack)-1]
-				valueDone()
-				continue
-			}
-			key, _ := tok.(string)
-			if p.n++; p.n > MaxListItems {
-				return long, fmt.Errorf("an object under %q has more than %d members; send at most %d", p.key, MaxListItems, MaxListItems)
-			}
-			if len(key) > maxOtherString {
-				return long, fmt.Errorf("an argument name %q is longer than %d bytes", shortQuote(key), maxOtherString)
-			}
-			p.key = key // the member's value is checked under its name
-			p.expectKey = false
-			continue
-		}
-		name := "arguments"
-		if p != nil {
-			name = p.key
-			if p.array {
-				if d, ok := tok.(json.Delim); !ok || d != ']' {
-					if p.n++; p.n > MaxListItems {
-						return long, fmt.Errorf("%q has more than %d items; send at most %d", name, MaxListItems, MaxListItems)
-					}
-				}
-			}
-		}
-		switch v := tok.(type) {
-		case json.Delim:
-			switch v {
-			case '{':
-				stack = append(stack, &container{key: name, expectKey: true})
-			case '[':
-				stack = append(stack, &container{array: true, key: name})
-			case ']', '}':
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-		case string:
-			max, ok := maxString[name]
-			if !ok {
-				max = maxOtherString
-			}
-			if len(v) > max {
-				return long, fmt.Errorf("%s is %d bytes long, over its limit: the most it takes is %d bytes (it starts %q); send a shorter one", name, len(v), max, v[:cutAt(v, 40)])
-			}
-			if len(v) > quoteMax {
-				long = append(long, v)
-			}
-			valueDone()
-		default:
-			valueDone()
-		}
-	}
-}
-
-// cutAt is the largest character boundary of v at or before n.
-func cutAt(v string, n int) int {
-	if len(v) <= n {
-		return len(v)
-	}
-	for n > 0 && v[n]&0xc0 == 0x80 {
-		n--
-	}
-	return n
 }

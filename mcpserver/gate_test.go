@@ -16,36 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func TestCheckArguments(t *testing.T) {
-	t.Parallel()
-	many := "[" + strings.Repeat(`{"tool":"list_panes"},`, MaxListItems) + `{"tool":"list_panes"}]`
-	cases := []struct {
-		why, args, wantErr string
-	}{
-		{"small arguments", `{"paneId":"%1","text":"hi","keys":["Enter","C-c"]}`, ""},
-		{"a name at its maximum", `{"sessionName":"` + strings.Repeat("n", 256) + `"}`, ""},
-		{"a name over its maximum", `{"sessionName":"` + strings.Repeat("n", 257) + `"}`, "sessionName is 257 bytes long, over its limit: the most it takes is 256"},
-		{"an id over its maximum", `{"paneId":"%` + strings.Repeat("9", 64) + `"}`, "paneId is 65 bytes long"},
-		{"an argument not listed gets the default", `{"other":"` + strings.Repeat("x", maxOtherString+1) + `"}`, "other is 1025 bytes long"},
-		{"a nested operation's argument, by its own name", `{"operations":[{"tool":"capture_pane","arguments":{"paneId":"` + strings.Repeat("%", 100) + `"}}]}`, "paneId is 100 bytes long"},
-		{"an array's items, by the array's name", `{"keys":["` + strings.Repeat("k", 300) + `"]}`, "keys is 300 bytes long"},
-		{"too many items", `{"operations":` + many + `}`, `"operations" has more than 256 items`},
-		{"too many members", `{` + strings.Repeat(`"a":1,`, MaxListItems) + `"b":2}`, "more than 256 members"},
-		{"numbers and booleans pass", `{"start":-100000,"end":null,"joinWrapped":true}`, ""},
-	}
-	for _, c := range cases {
-		_, err := checkArguments([]byte(c.args))
-		switch {
-		case c.wantErr == "" && err != nil:
-			t.Errorf("%s: %v; want no error", c.why, err)
-		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-			t.Errorf("%s: got %v; want %q", c.why, err, c.wantErr)
-		case err != nil && len(err.Error()) > 400:
-			t.Errorf("%s: error text is %d bytes; want it to quote little of the argument", c.why, len(err.Error()))
-		}
-	}
-}
-
 // TestHugeStringsNeverReachTmux: 10 MB names are refused before tmux is
 // asked anything, with a short error.
 func TestHugeStringsNeverReachTmux(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,7 +100,7 @@ func goldenJSON(t *testing.T, tool *mcp.Tool) []byte {
 
 // TestToolSpecs checks every spec of the catalog (a malformed one fails
 // here, not at start), that the list has each name once, and that the
-// argument names and required ones checkArgs uses are the schema's.
+// argument names and required ones argcheck uses are the schema's.
 func TestToolSpecs(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
@@ -122,11 +123,11 @@ func TestToolSpecs(t *testing.T) {
 			Required   []string       `json:"required"`
 		}
 		json.Unmarshal(raw, &schema)
-		names := sortedKeys(schema.Properties)
+		names := slices.Sorted(maps.Keys(schema.Properties))
 		slices.Sort(schema.Required)
 		l := tl.args()
-		if !slices.Equal(l.names, names) || !slices.Equal(l.required, nonNil(schema.Required)) && len(l.required)+len(schema.Required) > 0 {
-			t.Errorf("%s: checkArgs knows %v (required %v); the schema has %v (required %v)", name, l.names, l.required, names, schema.Required)
+		if !slices.Equal(l.Names, names) || !slices.Equal(l.Required, nonNil(schema.Required)) && len(l.Required)+len(schema.Required) > 0 {
+			t.Errorf("%s: argcheck knows %v (required %v); the schema has %v (required %v)", name, l.Names, l.Required, names, schema.Required)
 		}
 		if _, _, ok := goldenSchemas(name); !ok {
 			t.Errorf("%s: no embedded golden schema; run `go test ./mcpserver -run TestGoldenSchemas -update`", name)

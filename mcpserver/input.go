@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
@@ -30,50 +27,6 @@ type keyInput struct {
 	Keys   []string `json:"keys,omitempty" jsonschema:"key names: Enter, C-c, Up, F5, M-x, q"`
 	Text   string   `json:"text,omitempty" jsonschema:"literal text"`
 	Enter  bool     `json:"enter,omitempty" jsonschema:"press Enter after"`
-}
-
-// namedKeys maps the lower-case spelling of every key name send_keys
-// accepts to tmux's own.
-var namedKeys = func() map[string]string {
-	m := map[string]string{}
-	for _, k := range strings.Fields("Enter Escape Tab BTab Space BSpace Up Down Left Right Home End " +
-		"PageUp PageDown PgUp PgDn PPage NPage Insert Delete IC DC") {
-		m[strings.ToLower(k)] = k
-	}
-	for i := 1; i <= 12; i++ {
-		m[fmt.Sprintf("f%d", i)] = fmt.Sprintf("F%d", i)
-	}
-	return m
-}()
-
-// parseKey checks one key name against the grammar
-//
-//	key  = mods base
-//	mods = any of "C-", "M-", "S-", each at most once
-//	base = a named key (Enter, F5…) | one printable character
-//
-// (with a modifier, the character must be ASCII) and returns it as tmux
-// spells it, ready to be one send-keys argument. Words are refused: text
-// is for words, so "C-c" as text is typed as three characters, and
-// "hello" as a key is an error rather than five keys.
-func parseKey(k string) (string, error) {
-	rest, mods := k, ""
-	for len(rest) > 2 && rest[1] == '-' {
-		m := strings.ToUpper(rest[:1])
-		if !strings.Contains("CMS", m) || strings.Contains(mods, m+"-") {
-			break
-		}
-		mods += m + "-"
-		rest = rest[2:]
-	}
-	if name, ok := namedKeys[strings.ToLower(rest)]; ok {
-		return mods + name, nil
-	}
-	if r, n := utf8.DecodeRuneInString(rest); n == len(rest) && r != utf8.RuneError && unicode.IsPrint(r) &&
-		(mods == "" || r < utf8.RuneSelf) {
-		return tmux.Arg(mods + rest), nil
-	}
-	return "", fmt.Errorf("%q is not a key name (like Enter, C-c, Escape, Up, F5, M-x or one character); send words as text", k)
 }
 
 // checkText refuses text that cannot be typed literally: NUL, and control
@@ -115,9 +68,9 @@ func (in keyInput) args() (args []string, size int, err error) {
 	}
 	args = []string{"--"}
 	for _, k := range in.Keys {
-		tk, err := parseKey(k)
+		tk, err := tmux.ParseKey(k)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, fmt.Errorf("%w; send words as text", err)
 		}
 		args = append(args, tk)
 		size += len(k)

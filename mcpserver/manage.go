@@ -130,34 +130,12 @@ func checkName(arg, v string) error {
 }
 
 // formatArg is caller text for an argument that tmux 3.3a expands as a
-// format: # doubled, and a trailing ';' kept as text.
+// format: # doubled, and a trailing ';' kept as text. Every command the
+// manage tools pass a name, title or directory to expands formats in 3.3a
+// (new-session -s and -n, new-window -n, rename-session, rename-window,
+// select-pane -T, -c of new-session, new-window and split-window), so each
+// such argument is doubled; manage_test.go proves it per argument.
 func formatArg(s string) string { return tmux.Arg(tmux.Literal(s)) }
-
-// runThenRead runs cmd and then, in the same tmux invocation (one queue
-// step, so nothing happens in between), prints the format variables vars
-// (plain names such as window_name) for target. It returns their values.
-func (s *server) runThenRead(ctx context.Context, cmd []string, target string, vars ...string) ([]string, error) {
-	seps := tmux.NewSeparators()
-	args := append(append([]string{}, cmd...), ";", "display-message", "-p", "-t", target, seps.Format(vars...))
-	out, err := s.tmux.Run(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	return seps.Last(out, len(vars))
-}
-
-// runPrinting runs a command that prints the new object it made (-P) with
-// the format variables vars, and returns their values.
-func (s *server) runPrinting(ctx context.Context, cmd []string, vars ...string) ([]string, error) {
-	seps := tmux.NewSeparators()
-	args := make([]string, 0, len(cmd)+3)
-	args = append(append(args, cmd[0], "-P", "-F", seps.Format(vars...)), cmd[1:]...)
-	out, err := s.tmux.Run(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	return seps.Last(out, len(vars))
-}
 
 // target is one id a command acts on, with its kind (pane, window,
 // session).
@@ -186,25 +164,6 @@ func (s *server) explainTargets(ctx context.Context, err error, targets ...targe
 		}
 	}
 	return s.explain(ctx, err, targets[0].kind, targets[0].id)
-}
-
-// onOff is a tmux flag option's value.
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-// parseOnOff reads a flag option's value as show-options -v prints it.
-func parseOnOff(v string) (bool, error) {
-	switch strings.TrimSpace(v) {
-	case "on":
-		return true, nil
-	case "off":
-		return false, nil
-	}
-	return false, fmt.Errorf("tmux reports the option as %q, neither on nor off", v)
 }
 
 // optionScope is where a session option was set and what tmux reports
@@ -260,14 +219,6 @@ func (s *server) sessionsGone(ctx context.Context, res removedResult, sessionID 
 	res.Removed = append(res.Removed, sessionID)
 	return res
 }
-
-// How the manage tools hand caller text to tmux (capability rows). Every
-// command they pass a name, title or directory to expands formats in tmux
-// 3.3a (new-session -s and -n, new-window -n, rename-session,
-// rename-window, select-pane -T, -c of new-session, new-window and
-// split-window), so each such argument is doubled; manage_test.go proves
-// it per argument.
-const ()
 
 // storedNote tells the caller when tmux stored a name other than the one
 // given: it turns ':' and '.' in session names into '_' and stores a

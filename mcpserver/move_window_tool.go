@@ -51,7 +51,7 @@ func (s *server) moveWindow(ctx context.Context, _ *mcp.CallToolRequest, in move
 		dst += strconv.Itoa(*in.Index)
 	}
 	// -d: the moved window does not become the destination's current one.
-	v, err := s.runThenRead(ctx, []string{"move-window", "-d", "-s", in.WindowID, "-t", dst}, in.WindowID, "session_id", "window_index")
+	v, err := s.tmux.RunThenRead(ctx, []string{"move-window", "-d", "-s", in.WindowID, "-t", dst}, in.WindowID, "session_id", "window_index")
 	if err != nil {
 		return moveWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID}, target{"session", in.SessionID})
 	}

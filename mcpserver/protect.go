@@ -186,21 +186,14 @@ func attended(mode string, pn tmux.Pane, clients []tmux.AttachedClient, now time
 		}
 		switch mode {
 		case "watched":
-			return fmt.Errorf("pane %s is shown on %s, a person's client, and LIBTMUX_MCP_ATTENDED=watched refuses watched panes; use another pane, or ask the person", pn.ID, clientName(cl))
+			return fmt.Errorf("pane %s is shown on %s, a person's client, and LIBTMUX_MCP_ATTENDED=watched refuses watched panes; use another pane, or ask the person", pn.ID, cl.Label())
 		default: // typing
 			if since := now.Sub(time.Unix(int64(cl.Activity), 0)); since < typingWindow {
-				return fmt.Errorf("a person is typing on %s, which shows pane %s (last key %s ago); wait a few seconds and try again, or use another pane", clientName(cl), pn.ID, max(since, 0).Round(time.Second))
+				return fmt.Errorf("a person is typing on %s, which shows pane %s (last key %s ago); wait a few seconds and try again, or use another pane", cl.Label(), pn.ID, max(since, 0).Round(time.Second))
 			}
 		}
 	}
 	return nil
-}
-
-func clientName(c tmux.AttachedClient) string {
-	if c.TTY != "" {
-		return c.TTY
-	}
-	return c.Name
 }
 
 // without returns ids less one.

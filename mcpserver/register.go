@@ -5,15 +5,12 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"runtime/debug"
 	"slices"
-	"strings"
-	"sync"
 
+	"github.com/libtmux/libtmux-mcp/internal/argcheck"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,7 +36,7 @@ type toolSpec struct {
 type tool interface {
 	spec() *toolSpec
 	serve(s *server, t *mcp.Tool)
-	// callRaw checks args (checkArgs) and runs the handler: a direct call
+	// callRaw checks args (argcheck.List.Decode) and runs the handler: a direct call
 	// and a row of call_read_tools_batch both go through it (req is then
 	// the batch's own request).
 	callRaw(s *server, ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (any, error)
@@ -47,8 +44,8 @@ type tool interface {
 	// built by reflection: the golden test compares them with the
 	// published ones and -update writes them. Never called while serving.
 	schemas() (in, out any)
-	// args are the argument names checkArgs knows; nil for a raw tool.
-	args() *argList
+	// args are the argument names argcheck knows; nil for a raw tool.
+	args() *argcheck.List
 }
 
 // checkSpec reports what is wrong with a tool's spec, or nil.
@@ -67,7 +64,7 @@ func checkSpec(t tool) error {
 }
 
 // typedTool is a tool with typed arguments and a typed answer. Its
-// arguments are checked by checkArgs, and its schemas come from its golden
+// arguments are checked by argcheck, and its schemas come from its golden
 // file: nothing is built by reflection while the server starts.
 type typedTool[In, Out any] struct {
 	toolSpec
@@ -101,7 +98,7 @@ func (t *typedTool[In, Out]) serve(s *server, mt *mcp.Tool) {
 func (t *typedTool[In, Out]) callRaw(s *server, ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (out any, err error) {
 	defer s.recoverTool(t.name, &err)
 	var in In
-	if err := checkArgs(t.name, argsOf[In](), args, &in); err != nil {
+	if err := argcheck.Of[In]().Decode(t.name, args, &in); err != nil {
 		return nil, err
 	}
 	o, err := t.handle(s, ctx, req, in)
@@ -111,7 +108,7 @@ func (t *typedTool[In, Out]) callRaw(s *server, ctx context.Context, req *mcp.Ca
 	return o, nil
 }
 
-func (t *typedTool[In, Out]) args() *argList { return argsOf[In]() }
+func (t *typedTool[In, Out]) args() *argcheck.List { return argcheck.Of[In]() }
 
 func (t *typedTool[In, Out]) schemas() (any, any) {
 	in, _ := inputSchemaFor[In]()
@@ -143,151 +140,7 @@ func (t *rawTool) callRaw(*server, context.Context, *mcp.CallToolRequest, json.R
 
 func (t *rawTool) schemas() (any, any) { return t.inputSchema, t.outputSchema }
 
-func (t *rawTool) args() *argList { return nil }
-
-// argList is what checkArgs knows of a tool's arguments.
-type argList struct {
-	names    []string // sorted
-	required []string // sorted
-}
-
-// argLists caches each argument type's argList.
-var argLists sync.Map // reflect.Type -> *argList
-
-// argsOf reads In's argument names from its json tags, once: a field
-// without omitempty or omitzero is required, as its schema says (the
-// golden test checks that they agree).
-func argsOf[In any]() *argList {
-	rt := reflect.TypeFor[In]()
-	if l, ok := argLists.Load(rt); ok {
-		return l.(*argList)
-	}
-	l := &argList{names: []string{}}
-	l.add(rt)
-	slices.Sort(l.names)
-	slices.Sort(l.required)
-	got, _ := argLists.LoadOrStore(rt, l)
-	return got.(*argList)
-}
-
-// add adds the arguments of struct type rt, those of its embedded structs
-// included, as encoding/json flattens them.
-func (l *argList) add(rt reflect.Type) {
-	for f := range rt.Fields() {
-		tag, hasTag := f.Tag.Lookup("json")
-		name, opts, _ := strings.Cut(tag, ",")
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		switch {
-		case name == "-":
-			continue
-		case f.Anonymous && ft.Kind() == reflect.Struct && name == "":
-			l.add(ft)
-			continue
-		case !f.IsExported():
-			continue
-		case !hasTag || name == "":
-			name = f.Name
-		}
-		l.names = append(l.names, name)
-		o := strings.Split(opts, ",")
-		if !slices.Contains(o, "omitempty") && !slices.Contains(o, "omitzero") {
-			l.required = append(l.required, name)
-		}
-	}
-}
-
-// checkArgs checks raw against a tool's arguments and decodes it into in.
-// A direct call and a batch row both come here, so every argument mistake
-// gets one message style: what is wrong, then the tool's arguments.
-func checkArgs(tool string, l *argList, raw json.RawMessage, in any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		raw = []byte("{}")
-	}
-	var args map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return fmt.Errorf("%s takes its arguments as a JSON object%s", tool, l.describe())
-	}
-	for _, name := range sortedKeys(args) {
-		if !slices.Contains(l.names, name) {
-			if len(l.names) == 0 {
-				return fmt.Errorf("%s takes no arguments; remove %q", tool, name)
-			}
-			return fmt.Errorf("%s has no argument %q%s", tool, name, l.describe())
-		}
-	}
-	var missing []string
-	for _, name := range l.required {
-		if v, ok := args[name]; !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%s needs %s%s", tool, joinAnd(missing), l.describe())
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("%s: %s must be %s, not %s%s", tool, te.Field, jsonKind(te.Type), te.Value, l.describe())
-		}
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		return fmt.Errorf("%s: %s%s", tool, msg, l.describe())
-	}
-	return nil
-}
-
-// describe is the tail of an argument error: the tool's arguments.
-func (l *argList) describe() string {
-	switch {
-	case len(l.names) == 0:
-		return "; it takes no arguments"
-	case len(l.required) == 0:
-		return "; its arguments are " + strings.Join(l.names, ", ")
-	}
-	return "; its arguments are " + strings.Join(l.names, ", ") + " (required: " + strings.Join(l.required, ", ") + ")"
-}
-
-// jsonKind names a Go type as JSON does.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
-}
-
-// joinAnd joins names as "a", "a and b", "a, b and c".
-func joinAnd(names []string) string {
-	if len(names) == 1 {
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func (t *rawTool) args() *argcheck.List { return nil }
 
 // goldenFiles are the reviewed tools/list entries of every tool
 // (schemas/, kept by TestGoldenSchemas). The server publishes the

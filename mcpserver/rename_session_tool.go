@@ -48,7 +48,7 @@ func (s *server) renameSession(ctx context.Context, _ *mcp.CallToolRequest, in r
 	if err != nil {
 		return renameSessionResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"rename-session", "-t", id, "--", formatArg(in.Name)}, id, "session_name")
+	v, err := s.tmux.RunThenRead(ctx, []string{"rename-session", "-t", id, "--", formatArg(in.Name)}, id, "session_name")
 	if err != nil {
 		var te *tmux.Error
 		if errors.As(err, &te) && strings.Contains(te.Stderr, "duplicate session") {

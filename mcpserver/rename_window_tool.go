@@ -40,7 +40,7 @@ func (s *server) renameWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if err := checkName("name", in.Name); err != nil {
 		return renameWindowResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"rename-window", "-t", in.WindowID, "--", formatArg(in.Name)}, in.WindowID, "window_name")
+	v, err := s.tmux.RunThenRead(ctx, []string{"rename-window", "-t", in.WindowID, "--", formatArg(in.Name)}, in.WindowID, "window_name")
 	if err != nil {
 		return renameWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}

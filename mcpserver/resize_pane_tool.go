@@ -63,7 +63,7 @@ func (s *server) resizePane(ctx context.Context, _ *mcp.CallToolRequest, in resi
 	if in.Height > 0 {
 		args = append(args, "-y", strconv.Itoa(in.Height))
 	}
-	v, err := s.runThenRead(ctx, args, in.PaneID, "pane_width", "pane_height", "window_zoomed_flag")
+	v, err := s.tmux.RunThenRead(ctx, args, in.PaneID, "pane_width", "pane_height", "window_zoomed_flag")
 	if err != nil {
 		return resizePaneResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}

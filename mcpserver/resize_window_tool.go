@@ -49,7 +49,7 @@ func (s *server) resizeWindow(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if err := checkSize("height", in.Height); err != nil {
 		return resizeWindowResult{}, err
 	}
-	v, err := s.runThenRead(ctx, resizeArgs(in.WindowID, in.Width, in.Height), in.WindowID, "window_width", "window_height")
+	v, err := s.tmux.RunThenRead(ctx, resizeArgs(in.WindowID, in.Width, in.Height), in.WindowID, "window_width", "window_height")
 	if err != nil {
 		return resizeWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}

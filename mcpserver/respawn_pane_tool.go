@@ -39,7 +39,7 @@ func (s *server) respawnPane(ctx context.Context, _ *mcp.CallToolRequest, in res
 	if err != nil {
 		return respawnPaneResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"respawn-pane", "-k", "-t", in.PaneID}, in.PaneID, "pane_pid")
+	v, err := s.tmux.RunThenRead(ctx, []string{"respawn-pane", "-k", "-t", in.PaneID}, in.PaneID, "pane_pid")
 	if err != nil {
 		return respawnPaneResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}

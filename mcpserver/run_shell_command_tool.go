@@ -126,10 +126,10 @@ func (h shellHost) Explain(ctx context.Context, err error, pane string) error {
 }
 
 func (h shellHost) View(ctx context.Context, pane string) (*live.View, func(), error) {
-	return h.s.paneView(ctx, pane, h.s.viewKeep(), nil)
+	return h.s.paneView(ctx, pane, h.s.viewKeep(), nil, nil)
 }
 
 func (h shellHost) Watch(ctx context.Context, session, pane string) shellrun.Watch {
 	w := h.s.watchPane(ctx, session, pane, false)
-	return shellrun.Watch{Wake: w.wake, Ended: w.ended, Stop: w.stop, Command: w.command}
+	return shellrun.Watch{Wake: w.C, Ended: w.Ended, Stop: w.Stop, Command: w.Command}
 }

@@ -12,7 +12,7 @@ import (
 
 // inputSchemaFor is the published input schema of a typed tool and its
 // argument names. It leaves out additionalProperties:false, at the top and
-// in nested rows: checkArgs refuses unknown arguments and fields itself,
+// in nested rows: argcheck refuses unknown arguments and fields itself,
 // with a message that lists the right names, and forty tools need not say
 // it forty times. An array argument is an array: a null is taken as
 // omitted, so the schema need not offer it.
@@ -79,14 +79,14 @@ func outputSchemaFor[Out any]() json.RawMessage {
 	return json.RawMessage(b.String())
 }
 
-// tighten drops from an argument's schema what checkArgs enforces anyway:
+// tighten drops from an argument's schema what argcheck enforces anyway:
 // null as an array's alternative and additionalProperties:false in rows.
 func tighten(p *jsonschema.Schema) {
 	if len(p.Types) == 2 && p.Types[0] == "null" && p.Types[1] == "array" {
 		p.Type, p.Types = "array", nil
 	}
 	if p.AdditionalProperties != nil && (p.AdditionalProperties.Not != nil || reflect.ValueOf(*p.AdditionalProperties).IsZero()) {
-		p.AdditionalProperties = nil // false (checkArgs refuses) or true (the default)
+		p.AdditionalProperties = nil // false (argcheck refuses) or true (the default)
 	}
 	for _, q := range p.Properties {
 		tighten(q)

@@ -152,7 +152,7 @@ func (s *server) searchPanes(ctx context.Context, _ *mcp.CallToolRequest, in sea
 	maxMatches := s.budget.Lines
 scan:
 	for i, pl := range plans {
-		lines := splitCapture(outs[i]) // without the blank rows below the text
+		lines := tmux.SplitCapture(outs[i]) // without the blank rows below the text
 		res.PanesSearched++
 		for j, line := range lines {
 			if matched+len(line) > lim.bytes {

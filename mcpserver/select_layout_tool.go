@@ -96,7 +96,7 @@ func (s *server) selectLayout(ctx context.Context, _ *mcp.CallToolRequest, in se
 	if err != nil {
 		return selectLayoutResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"select-layout", "-t", in.WindowID, layout}, in.WindowID, "window_layout")
+	v, err := s.tmux.RunThenRead(ctx, []string{"select-layout", "-t", in.WindowID, layout}, in.WindowID, "window_layout")
 	if err != nil {
 		if layout != in.Layout || errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
 			return selectLayoutResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})

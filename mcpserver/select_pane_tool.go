@@ -36,7 +36,7 @@ func (s *server) selectPane(ctx context.Context, _ *mcp.CallToolRequest, in sele
 	if err := checkID("pane", in.PaneID); err != nil {
 		return selectPaneResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"select-pane", "-t", in.PaneID}, in.PaneID, "window_id", "pane_active")
+	v, err := s.tmux.RunThenRead(ctx, []string{"select-pane", "-t", in.PaneID}, in.PaneID, "window_id", "pane_active")
 	if err != nil {
 		return selectPaneResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}

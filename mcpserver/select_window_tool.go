@@ -36,7 +36,7 @@ func (s *server) selectWindow(ctx context.Context, _ *mcp.CallToolRequest, in se
 	if err := checkID("window", in.WindowID); err != nil {
 		return selectWindowResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"select-window", "-t", in.WindowID}, in.WindowID, "session_id", "window_active")
+	v, err := s.tmux.RunThenRead(ctx, []string{"select-window", "-t", in.WindowID}, in.WindowID, "session_id", "window_active")
 	if err != nil {
 		return selectWindowResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}

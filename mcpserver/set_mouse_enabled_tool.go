@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 
+	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,10 +34,10 @@ func setMouseEnabledTool() tool {
 }
 
 func (s *server) setMouseEnabled(ctx context.Context, _ *mcp.CallToolRequest, in setMouseEnabledParams) (setMouseEnabledResult, error) {
-	scope, err := s.setSessionOption(ctx, in.SessionID, "mouse", onOff(in.Enabled))
+	scope, err := s.setSessionOption(ctx, in.SessionID, "mouse", tmux.OnOff(in.Enabled))
 	if err != nil {
 		return setMouseEnabledResult{}, err
 	}
-	v, err := parseOnOff(scope.value)
+	v, err := tmux.ParseOnOff(scope.value)
 	return setMouseEnabledResult{Scope: scope.name, Enabled: v}, err
 }

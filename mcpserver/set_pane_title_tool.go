@@ -39,7 +39,7 @@ func (s *server) setPaneTitle(ctx context.Context, _ *mcp.CallToolRequest, in se
 	if err := checkPrintableText("title", in.Title); err != nil {
 		return setPaneTitleResult{}, err
 	}
-	v, err := s.runThenRead(ctx, []string{"select-pane", "-t", in.PaneID, "-T", formatArg(in.Title)}, in.PaneID, "pane_title")
+	v, err := s.tmux.RunThenRead(ctx, []string{"select-pane", "-t", in.PaneID, "-T", formatArg(in.Title)}, in.PaneID, "pane_title")
 	if err != nil {
 		return setPaneTitleResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}

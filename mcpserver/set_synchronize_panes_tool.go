@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 
+	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,11 +37,11 @@ func (s *server) setSynchronizePanes(ctx context.Context, _ *mcp.CallToolRequest
 	if err := checkID("window", in.WindowID); err != nil {
 		return setSynchronizePanesResult{}, err
 	}
-	out, err := s.tmux.Run(ctx, "set-option", "-w", "-t", in.WindowID, "synchronize-panes", onOff(in.Enabled),
+	out, err := s.tmux.Run(ctx, "set-option", "-w", "-t", in.WindowID, "synchronize-panes", tmux.OnOff(in.Enabled),
 		";", "show-options", "-w", "-v", "-t", in.WindowID, "synchronize-panes")
 	if err != nil {
 		return setSynchronizePanesResult{}, s.explainTargets(ctx, err, target{"window", in.WindowID})
 	}
-	v, err := parseOnOff(out)
+	v, err := tmux.ParseOnOff(out)
 	return setSynchronizePanesResult{WindowID: in.WindowID, Enabled: v}, err
 }

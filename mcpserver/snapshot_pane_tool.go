@@ -79,7 +79,7 @@ func (s *server) snapshotPane(ctx context.Context, _ *mcp.CallToolRequest, in sn
 		Active: p.Active, CurrentCommand: p.CurrentCommand, CurrentPath: p.CurrentPath, Title: p.Title,
 		PID: p.PID, Dead: p.Dead, CursorX: p.CursorX, CursorY: p.CursorY, HistorySize: p.HistorySize,
 		Caller: row.Caller, Watched: row.Watched,
-		trimmed: s.budget.KeepNewest(splitCapture(outs[1])),
+		trimmed: s.budget.KeepNewest(tmux.SplitCapture(outs[1])),
 	}
 	res.ScrollPosition, _ = strconv.Atoi(strings.TrimSpace(outs[0]))
 	if p.InMode {

@@ -64,7 +64,7 @@ func (s *server) splitWindow(ctx context.Context, _ *mcp.CallToolRequest, in spl
 	if err != nil {
 		return splitWindowResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}
-	v, err := s.runPrinting(ctx, append(args, dir...), "pane_id", "window_id", "pane_width", "pane_height")
+	v, err := s.tmux.RunPrinting(ctx, append(args, dir...), "pane_id", "window_id", "pane_width", "pane_height")
 	if err != nil {
 		return splitWindowResult{}, s.explainTargets(ctx, err, target{"pane", in.PaneID})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/libtmux/libtmux-mcp/broker"
 	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/internal/argcheck"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -240,7 +241,7 @@ func object(raw json.RawMessage, what string, names []string, isTarget bool) (ma
 	}
 	for k := range m {
 		if !slices.Contains(names, k) {
-			return nil, &argShapeError{isTarget, fmt.Sprintf("%s has no member %q: its members are %s; expected %s", what, shortQuote(k), strings.Join(names, ", "), tmuxRunExample)}
+			return nil, &argShapeError{isTarget, fmt.Sprintf("%s has no member %q: its members are %s; expected %s", what, argcheck.ShortQuote(k), strings.Join(names, ", "), tmuxRunExample)}
 		}
 	}
 	return m, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/libtmux/libtmux-mcp/internal/shellrun"
 	"github.com/libtmux/libtmux-mcp/live"
+	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
 // What the input tools (send_keys, send_keys_batch, paste_text) tell
@@ -30,7 +31,7 @@ func (s *server) atPrompts(c checked) map[string]bool {
 func (s *server) noteUnentered(panes []string, in keyInput, bracketed bool, prompts map[string]bool) {
 	rec := shellrun.Input{Keys: in.Keys, Text: in.Text, Enter: in.Enter}
 	if len(in.Keys) > 0 {
-		rec.LastKey, _ = parseKey(in.Keys[len(in.Keys)-1])
+		rec.LastKey, _ = tmux.ParseKey(in.Keys[len(in.Keys)-1])
 	}
 	for _, p := range panes {
 		var v *live.View

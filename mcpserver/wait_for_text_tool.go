@@ -131,7 +131,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			}
 		})
 	}
-	if v, release, err := s.paneViewAt(ctx, in.PaneID, 0, hook, &pos); err == nil {
+	if v, release, err := s.paneView(ctx, in.PaneID, 0, hook, &pos); err == nil {
 		view = v
 		defer release()
 		defer v.Read(func(*live.Lines) { remove() })
@@ -149,7 +149,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	// The watch after the view: the view's hook is in place before this
 	// wait's connection can be seen.
 	watch := s.watchPane(wctx, pos.SessionID, in.PaneID, true)
-	defer func() { watch.stop() }()
+	defer func() { watch.Stop() }()
 	findStream := func() string {
 		if view == nil {
 			return ""
@@ -211,11 +211,11 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	}
 	for outcome == "" {
 		select {
-		case <-watch.wake:
-		case <-watch.ended:
+		case <-watch.C:
+		case <-watch.Ended:
 			// The session's connection ended: look once more, and watch
 			// anew (a timer when no connection can be opened).
-			watch.stop()
+			watch.Stop()
 			watch = s.watchPane(wctx, pos.SessionID, in.PaneID, true)
 		case <-wctx.Done():
 			outcome = s.ended(wctx, ctx)

@@ -54,3 +54,13 @@ func trimJoined(lines []string) {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 }
+
+// SplitCapture splits capture-pane output into lines without the blank
+// rows below the last text, tabs written as spaces (ExpandTabs).
+func SplitCapture(out string) []string {
+	lines := strings.Split(strings.TrimRight(ExpandTabs(out), "\n"), "\n")
+	for len(lines) > 0 && strings.TrimRight(lines[len(lines)-1], " ") == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}

@@ -104,6 +104,32 @@ func (c *Client) Displayed(ctx context.Context, target string, names []string) (
 	return vals[:len(names)], nil
 }
 
+// RunThenRead runs cmd and then, in the same tmux invocation (one queue
+// step, so nothing happens in between), prints the format variables vars
+// (plain names such as window_name) for target. It returns their values.
+func (c *Client) RunThenRead(ctx context.Context, cmd []string, target string, vars ...string) ([]string, error) {
+	seps := NewSeparators()
+	args := append(append([]string{}, cmd...), ";", "display-message", "-p", "-t", target, seps.Format(vars...))
+	out, err := c.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return seps.Last(out, len(vars))
+}
+
+// RunPrinting runs a command that prints the new object it made (-P) with
+// the format variables vars, and returns their values.
+func (c *Client) RunPrinting(ctx context.Context, cmd []string, vars ...string) ([]string, error) {
+	seps := NewSeparators()
+	args := make([]string, 0, len(cmd)+3)
+	args = append(append(args, cmd[0], "-P", "-F", seps.Format(vars...)), cmd[1:]...)
+	out, err := c.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return seps.Last(out, len(vars))
+}
+
 // ValidVariableName reports whether s is a plain format variable name such
 // as pane_current_path: no braces, modifiers, # or shell commands.
 func ValidVariableName(s string) bool {

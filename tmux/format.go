@@ -157,3 +157,22 @@ func flag[T any](name string, dst func(*T) *bool) field[T] {
 		return nil
 	}}
 }
+
+// OnOff is a tmux flag option's value.
+func OnOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// ParseOnOff reads a flag option's value as show-options -v prints it.
+func ParseOnOff(v string) (bool, error) {
+	switch strings.TrimSpace(v) {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("tmux reports the option as %q, neither on nor off", v)
+}

@@ -63,6 +63,15 @@ type AttachedClient struct {
 	WindowID    string // the window the client shows
 }
 
+// Label names the client for a person: its terminal, or its name when it
+// has none.
+func (c AttachedClient) Label() string {
+	if c.TTY != "" {
+		return c.TTY
+	}
+	return c.Name
+}
+
 var sessionFields = []field[Session]{
 	str("session_id", func(r *Session) *string { return &r.ID }),
 	num("session_windows", func(r *Session) *int { return &r.Windows }),

@@ -199,3 +199,33 @@ func TestValidVariableName(t *testing.T) {
 		}
 	}
 }
+
+func TestOnOff(t *testing.T) {
+	t.Parallel()
+	for _, b := range []bool{true, false} {
+		if got, err := ParseOnOff(OnOff(b) + "\n"); err != nil || got != b {
+			t.Errorf("ParseOnOff(OnOff(%v)) = %v, %v; want %v", b, got, err, b)
+		}
+	}
+	if _, err := ParseOnOff("1"); err == nil {
+		t.Error(`ParseOnOff("1") = nil error; want a refusal: show-options -v prints on or off`)
+	}
+}
+
+func TestSplitCaptureDropsBlankBottomRows(t *testing.T) {
+	t.Parallel()
+	got := SplitCapture("a\n\nb\n   \n\n")
+	if strings.Join(got, "|") != "a||b" {
+		t.Errorf("SplitCapture = %q; want a||b", got)
+	}
+}
+
+func TestAttachedClientLabel(t *testing.T) {
+	t.Parallel()
+	if got := (AttachedClient{Name: "client-1", TTY: "/dev/pts/3"}).Label(); got != "/dev/pts/3" {
+		t.Errorf("Label = %q; want the terminal", got)
+	}
+	if got := (AttachedClient{Name: "client-1"}).Label(); got != "client-1" {
+		t.Errorf("Label = %q; want the name when there is no terminal", got)
+	}
+}
