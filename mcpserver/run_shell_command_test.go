@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -67,11 +68,14 @@ func TestRunShellCommandOutcomes(t *testing.T) {
 
 			// A command printing the markers of an earlier run (read off the
 			// screen) gets them back as output.
+			// Only whole marker lines: zsh breaks a long typed line itself,
+			// so a row of the frame's echo can start with "lt" too.
 			screen := ts.Run("capture-pane", "-p", "-J", "-S", "-", "-t", pane)
+			marker := regexp.MustCompile(`^lt[0-9a-f]+-(s|e:[0-9]+)$`)
 			var old []string
 			for _, l := range strings.Split(screen, "\n") {
 				l = strings.TrimRight(l, " ") // tmux 3.2a keeps a joined row's trailing spaces
-				if strings.HasPrefix(l, "lt") && (strings.HasSuffix(l, "-s") || strings.Contains(l, "-e:")) {
+				if marker.MatchString(l) {
 					old = append(old, l)
 				}
 			}
