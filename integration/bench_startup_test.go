@@ -39,16 +39,24 @@ func BenchmarkStartupToToolsList(b *testing.B) {
 			peerSamples = append(peerSamples, startupToToolsList(b, env, peer))
 		}
 	}
-	oursMedian, _ := quantiles(samples)
-	reportLatency(b, samples)
-	if peer != nil {
-		median, p95 := quantiles(peerSamples)
-		b.ReportMetric(ms(median), "peer-median-ms")
-		b.ReportMetric(ms(p95), "peer-p95-ms")
-		b.ReportMetric(ms(oursMedian)/ms(median), "ours/peer")
-		b.Logf("start-up to the first tools/list, %d runs each: ours %.2f ms median, peer (%s) %.2f ms median, ours/peer %.2f",
-			len(samples), ms(oursMedian), strings.Join(peer, " "), ms(median), ms(oursMedian)/ms(median))
+	reportStartup(b, "start-up to the first tools/list", samples, peerSamples, strings.Join(peer, " "))
+}
+
+// reportStartup reports ours' latency and, when a peer ran, the peer's
+// median and p95 and the ratio of the medians, with a log line saying what
+// was measured.
+func reportStartup(b *testing.B, what string, ours, peer []time.Duration, peerName string) {
+	oursMedian, _ := quantiles(ours)
+	reportLatency(b, ours)
+	if len(peer) == 0 {
+		return
 	}
+	median, p95 := quantiles(peer)
+	b.ReportMetric(ms(median), "peer-median-ms")
+	b.ReportMetric(ms(p95), "peer-p95-ms")
+	b.ReportMetric(ms(oursMedian)/ms(median), "ours/peer")
+	b.Logf("%s, %d runs each: ours %.2f ms median, peer (%s) %.2f ms median, ours/peer %.2f",
+		what, len(ours), ms(oursMedian), peerName, ms(median), ms(oursMedian)/ms(median))
 }
 
 // benchPeer is LIBTMUX_MCP_BENCH_PEER's command line, split at spaces, with
@@ -130,14 +138,5 @@ func BenchmarkStartupToFirstCall(b *testing.B) {
 			peerSamples = append(peerSamples, startupTo(b, env, peer, peerTool))
 		}
 	}
-	oursMedian, _ := quantiles(samples)
-	reportLatency(b, samples)
-	if peer != nil {
-		median, p95 := quantiles(peerSamples)
-		b.ReportMetric(ms(median), "peer-median-ms")
-		b.ReportMetric(ms(p95), "peer-p95-ms")
-		b.ReportMetric(ms(oursMedian)/ms(median), "ours/peer")
-		b.Logf("start-up to the first answered call, %d runs each: ours %.2f ms median, peer (%s, %s) %.2f ms median, ours/peer %.2f",
-			len(samples), ms(oursMedian), strings.Join(peer, " "), peerTool, ms(median), ms(oursMedian)/ms(median))
-	}
+	reportStartup(b, "start-up to the first answered call", samples, peerSamples, strings.Join(peer, " ")+", "+peerTool)
 }

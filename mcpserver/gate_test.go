@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -78,7 +77,7 @@ func TestBlockingCap(t *testing.T) {
 		}()
 	}
 	// Both are in flight once their tmux wait-for processes run.
-	tmuxtest.Eventually(t, 20*time.Second, "the two waits' wait-for processes", func() bool { return waitForProcesses(t, ts.Socket, "cap") >= 2 })
+	tmuxtest.Eventually(t, 20*time.Second, "the two waits' wait-for processes", func() bool { return tmuxtest.CountProcesses(t, ts.Socket, "wait-for", "cap") >= 2 })
 	refusal := callErr(t, cs, "wait_for_channel", map[string]any{"channel": "other", "timeoutMs": 1}, "")
 	if !strings.Contains(refusal, "2 blocking calls (waits and runs) are already in flight") || !strings.Contains(refusal, "LIBTMUX_MCP_MAX_BLOCKING") {
 		t.Errorf("the third blocking call answered %q; want the cap's refusal", refusal)
@@ -98,27 +97,6 @@ func TestBlockingCap(t *testing.T) {
 	if got.Outcome != "signalled" {
 		t.Errorf("after the cap cleared: %+v", got)
 	}
-}
-
-// waitForProcesses counts the tmux wait-for processes on socket for channel.
-func waitForProcesses(t *testing.T, socket, channel string) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if slices.Contains(args, socket) && slices.Contains(args, "wait-for") && slices.Contains(args, channel) {
-			n++
-		}
-	}
-	return n
 }
 
 func mustText(res *mcp.CallToolResult) string {

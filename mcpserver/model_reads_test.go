@@ -163,23 +163,36 @@ func TestTmuxRunRefusalNamesTheStepThatHelps(t *testing.T) {
 		{expired, true, []string{"went away", "SIGHUP"}},
 	} {
 		cs := connect(t, ts, Deps{Selection: sel, Enrollments: enr, Runner: refusingRunner{lost: tc.lost}})
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
-			"target": map[string]any{"kind": "pane", "id": tc.pane, "generation": "g"}, "script": "true"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := json.Marshal(res.StructuredContent)
-		var answer struct {
-			Error struct{ Code, Message, Delivery string } `json:"error"`
-		}
-		json.Unmarshal(raw, &answer)
-		if !res.IsError || answer.Error.Delivery != "not_sent" {
+		e, raw := tmuxRunRefusal(t, cs, map[string]any{
+			"target": map[string]any{"kind": "pane", "id": tc.pane, "generation": "g"}, "script": "true"})
+		if e.Delivery != "not_sent" {
 			t.Errorf("%s: %s; want a not_sent error", tc.pane, raw)
 		}
 		for _, w := range tc.want {
-			if !strings.Contains(answer.Error.Message, w) {
-				t.Errorf("%s (lost %v): message %q; want it to say %q", tc.pane, tc.lost, answer.Error.Message, w)
+			if !strings.Contains(e.Message, w) {
+				t.Errorf("%s (lost %v): message %q; want it to say %q", tc.pane, tc.lost, e.Message, w)
 			}
 		}
 	}
+}
+
+// tmuxRunError is the error object of a tmux_run answer.
+type tmuxRunError struct{ Code, Message, Delivery string }
+
+// tmuxRunRefusal calls tmux_run with args, which must be refused, and
+// returns the answer's error and the whole answer as JSON.
+func tmuxRunRefusal(t *testing.T, cs *mcp.ClientSession, args map[string]any) (tmuxRunError, []byte) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tmux_run", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var answer struct {
+		Error tmuxRunError `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil || !res.IsError {
+		t.Fatalf("tmux_run %v answered %s; want a refusal", args, raw)
+	}
+	return answer.Error, raw
 }

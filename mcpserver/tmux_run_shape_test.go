@@ -2,12 +2,10 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/libtmux/libtmux-mcp/tmux"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Issue 27: tmux_run's argument mistakes name the argument, what it must
@@ -33,17 +31,8 @@ func TestTmuxRunArgumentShapes(t *testing.T) {
 		{"an array for script", map[string]any{"target": target, "script": []string{"make"}}, "invalid_script", "script must be a string (a POSIX sh script), not an array"},
 		{"a string for a limit", map[string]any{"target": target, "script": "true", "stdout_limit": "big"}, "invalid_script", "stdout_limit must be an integer number of bytes, not a string"},
 	} {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tmux_run", Arguments: c.args})
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := json.Marshal(res.StructuredContent)
-		var answer struct {
-			Error struct{ Code, Message, Delivery string } `json:"error"`
-		}
-		json.Unmarshal(raw, &answer)
-		e := answer.Error
-		if !res.IsError || e.Code != c.code || e.Delivery != "not_sent" || !strings.Contains(e.Message, c.want) {
+		e, raw := tmuxRunRefusal(t, cs, c.args)
+		if e.Code != c.code || e.Delivery != "not_sent" || !strings.Contains(e.Message, c.want) {
 			t.Errorf("%s: %s; want %s, not_sent, saying %q", c.why, raw, c.code, c.want)
 		}
 		for _, leak := range []string{"unmarshal", "Go struct", "tmuxRunArgs", "json:"} {
