@@ -99,11 +99,14 @@ func (l *List) Decode(who string, raw json.RawMessage, in any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(in); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
+		switch {
+		case errors.As(err, &te) && te.Field != "":
 			return fmt.Errorf("%s: %s must be %s, not %s%s", who, te.Field, jsonKind(te.Type), te.Value, l.describe())
+		case errors.As(err, &te):
+			return fmt.Errorf("%s: a value is %s where %s is expected%s", who, te.Value, jsonKind(te.Type), l.describe())
 		}
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		return fmt.Errorf("%s: %s%s", who, msg, l.describe())
+		// Never the decoder's own words (they name Go types).
+		return fmt.Errorf("%s: the arguments do not fit its parameters%s", who, l.describe())
 	}
 	return nil
 }

@@ -121,8 +121,14 @@ type Names struct {
 func Load(args []string, lookupEnv func(string) (string, bool), names Names) (Config, error) {
 	l := &configLoader{env: lookupEnv, names: names}
 	fs := newConfigFlagSet(&l.f)
+	if err := checkFlags(fs, args); err != nil {
+		return Config{}, err
+	}
 	if err := fs.Parse(args); err != nil {
-		return Config{}, rewriteFlagError(err)
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, ErrHelp
+		}
+		return Config{}, fmt.Errorf("%s; run libtmux-mcp --help for the flags", strconv.Quote(err.Error()))
 	}
 	if l.f.version {
 		return Config{}, ErrVersion
@@ -153,26 +159,40 @@ func Load(args []string, lookupEnv func(string) (string, bool), names Names) (Co
 	return cfg, nil
 }
 
-// rewriteFlagError rewrites the flag package's errors as ours, on one line.
-func rewriteFlagError(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return ErrHelp
-	}
+// checkFlags reads args as package flag will, and refuses what it would
+// refuse, in our words: an unknown flag, a flag without its value, bad
+// syntax, a value given to --version. Parse then meets only good flags.
+func checkFlags(fs *flag.FlagSet, args []string) error {
 	const help = "run libtmux-mcp --help for the flags"
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return fmt.Errorf("unknown flag %q; %s", "--"+name, help)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			return nil // the first argument that is not a flag ends them
+		}
+		if a == "--" {
+			return nil
+		}
+		name := strings.TrimPrefix(a[1:], "-")
+		if name == "" || name[0] == '-' || name[0] == '=' {
+			return fmt.Errorf("bad flag syntax %q; %s", a, help)
+		}
+		name, value, hasValue := strings.Cut(name, "=")
+		if name == "h" || name == "help" {
+			return nil // Parse answers ErrHelp
+		}
+		f := fs.Lookup(name)
+		switch {
+		case f == nil:
+			return fmt.Errorf("unknown flag %q; %s", "--"+name, help)
+		case name == "version" && hasValue && value != "true" && value != "false":
+			return fmt.Errorf("--version takes no value; %s", help)
+		case name != "version" && !hasValue && i+1 >= len(args):
+			return fmt.Errorf("flag %q needs a value; %s", "--"+name, help)
+		case name != "version" && !hasValue:
+			i++ // its value
+		}
 	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return fmt.Errorf("flag %q needs a value; %s", "--"+name, help)
-	}
-	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
-		return fmt.Errorf("bad flag syntax %q; %s", arg, help)
-	}
-	if strings.HasPrefix(msg, "invalid boolean") {
-		return fmt.Errorf("--version takes no value; %s", help)
-	}
-	return fmt.Errorf("%s; %s", strconv.Quote(msg), help)
+	return nil
 }
 
 // retired stops startup when a retired variable is present at all.
