@@ -42,7 +42,10 @@ func bashPane(t testing.TB, ts *tmuxtest.Server, name string) string {
 // control connection (the first call starts it, and asks tmux for the
 // pane's session).
 func TestRunShellCommandStartsNoTmuxProcess(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: under a saturated CPU (the race run beside the other
+	// packages) a run now and then opened the pane's view a second time
+	// (one display-message process); not understood yet, see the notes of
+	// issue 26.
 	for _, shell := range []string{"bash", "zsh"} {
 		t.Run(shell, func(t *testing.T) {
 			ts := tmuxServer(t)
