@@ -45,12 +45,11 @@ func (f setupFiles) Create(path, pane, token string) (func() error, error) {
 }
 
 // startTmuxRun checks every invited pane exists, starts the broker, writes
-// one setup file per pane and tells the operator on notice what to source
-// where. The broker serves until ctx ends or close.
+// one setup file per --enroll-pane and tells the operator on notice what to
+// source where. With no --enroll-pane nothing is invited: a person asks for
+// an invitation from the pane (libtmux-mcp enroll). The broker serves until
+// ctx ends or close.
 func startTmuxRun(ctx context.Context, cfg config.Config, client *tmux.Client, st tmux.Startup, log *slog.Logger, notice io.Writer) (*tmuxRun, error) {
-	if len(cfg.EnrollPanes) == 0 {
-		return nil, fmt.Errorf("tmux_run is enabled but no pane is invited; add --enroll-pane %%ID=FILE")
-	}
 	exists := map[string]bool{}
 	for _, p := range st.Snapshot.Panes {
 		exists[p.ID] = true
