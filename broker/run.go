@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/helper/job"
@@ -76,7 +77,10 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	// a run that starts never fails for want of memory to hold its answer.
 	out := Outcome{Delivery: NotSent, Stdout: make([]byte, 0, req.StdoutLimit), Stderr: make([]byte, 0, req.StderrLimit)}
 	out.Receipt = receipt
-	return b.dispatch(ctx, sh, req, out)
+	start := time.Now()
+	out = b.dispatch(ctx, sh, req, out)
+	b.remember(req.Pane, start, req.Script, out)
+	return out
 }
 
 func (b *Broker) reserve(pane string) bool {
