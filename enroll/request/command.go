@@ -100,11 +100,16 @@ func enrollPane(env Env, pid int) int {
 	if !a.OK {
 		return fail(env, cmd, 1, "%s", a.Message)
 	}
-	// One POSIX `if`, so a shell that is not zsh never reaches `source` (bash would run the lines
-	// after a failed `return`, and cannot read the zsh file).
-	fmt.Fprintf(env.Stdout, "if [ -n \"${ZSH_VERSION-}\" ]; then builtin source %s; else echo %s >&2; false; fi\n",
-		quote(a.File), quote(`libtmux-mcp enroll: this shell is not zsh; tmux_run enrolls only zsh: start zsh in this pane (exec zsh) and run eval "$(libtmux-mcp enroll)" again`))
+	fmt.Fprint(env.Stdout, evalCode(a.File))
 	return 0
+}
+
+// evalCode is what enroll prints for eval: one POSIX `if`, so a shell that is not zsh never
+// reaches `source` (bash would run the lines after a failed `return`, and cannot read the zsh
+// file).
+func evalCode(file string) string {
+	return fmt.Sprintf("if [ -n \"${ZSH_VERSION-}\" ]; then builtin source %s; else echo %s >&2; false; fi\n",
+		quote(file), quote(`libtmux-mcp enroll: this shell is not zsh; tmux_run enrolls only zsh: start zsh in this pane (exec zsh) and run eval "$(libtmux-mcp enroll)" again`))
 }
 
 // candidates are the records of the live servers, and of those, the ones serving $TMUX's server.
