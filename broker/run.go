@@ -49,7 +49,7 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	}
 	e, state := b.cfg.Registry.Lookup(req.Pane)
 	if state == enroll.StateNone || state == enroll.StateInvited {
-		r := refused(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person must source its setup file in that pane's zsh (send the server SIGHUP for a fresh invitation); list_panes shows enrollment", req.Pane, state))
+		r := refused(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person enrolls it by typing eval \"$(libtmux-mcp enroll)\" in that pane's zsh; list_panes shows enrollment", req.Pane, state))
 		r.recovery = RecoveryEnroll
 		return r.outcome()
 	}

@@ -136,10 +136,11 @@ func (r refusingRunner) Run(_ context.Context, req broker.Request) broker.Outcom
 }
 
 // TestTmuxRunRefusalNamesTheStepThatHelps: not_enrolled says, for each
-// case, what actually helps: a pane never invited needs a restart with
-// --enroll-pane, a pane that does not exist needs list_panes, an expired
-// invitation needs SIGHUP, a live one needs a person to source it; a lost
-// enrollment names SIGHUP too.
+// case, what actually helps: a pane never enrolled needs a person to type
+// libtmux-mcp enroll there, a pane that does not exist needs list_panes, an
+// expired invitation needs the command again (or SIGHUP for an
+// --enroll-pane), a live one needs a person to source it; a lost
+// enrollment names the command and SIGHUP too.
 func TestTmuxRunRefusalNamesTheStepThatHelps(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
@@ -156,11 +157,11 @@ func TestTmuxRunRefusalNamesTheStepThatHelps(t *testing.T) {
 		lost bool
 		want []string
 	}{
-		{stranger, false, []string{"pane " + stranger + " was never invited", "--enroll-pane " + stranger + "=FILE", "list_panes"}},
+		{stranger, false, []string{"pane " + stranger + " was never enrolled", `eval "$(libtmux-mcp enroll)"`, "list_panes"}},
 		{"%999", false, []string{"there is no pane %999 on this server; call list_panes"}},
-		{expired, false, []string{"the invitation for pane " + expired + " expired unused", "SIGHUP (kill -HUP "}},
+		{expired, false, []string{"the invitation for pane " + expired + " expired unused", "libtmux-mcp enroll", "SIGHUP (kill -HUP "}},
 		{invited, false, []string{"pane " + invited + " is invited but not enrolled yet", "source"}},
-		{expired, true, []string{"went away", "SIGHUP"}},
+		{expired, true, []string{"went away", "libtmux-mcp enroll", "SIGHUP"}},
 	} {
 		cs := connect(t, ts, Deps{Selection: sel, Enrollments: enr, Runner: refusingRunner{lost: tc.lost}})
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
