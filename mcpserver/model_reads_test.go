@@ -88,7 +88,7 @@ func TestHiddenToolSaysWhatTurnsItOn(t *testing.T) {
 	for _, tc := range []struct{ tool, want string }{
 		{"kill_session", "kill_session is not enabled on this server: it is in the teardown toolset, which this server was not started with (toolsets: execute, inspect, manage); whoever runs the server can restart it with --toolsets execute,inspect,manage,teardown (or LIBTMUX_TOOLSETS=execute,inspect,manage,teardown), or add just this tool with --enable-tool kill_session (LIBTMUX_TOOLS)"},
 		{"capture_pane", "capture_pane is switched off on this server: it was excluded with --exclude-tool (LIBTMUX_EXCLUDE_TOOLS)"},
-		{"tmux_run", "tmux_run is not enabled on this server: it is opt-in, and whoever runs the server turns it on by restarting it with --enable-tool tmux_run and --enroll-pane %ID=FILE"},
+		{"tmux_run", "tmux_run is not enabled on this server: it is opt-in, and whoever runs the server turns it on by restarting it with --enable-tool tmux_run; then a person lends a zsh pane by typing eval \"$(libtmux-mcp enroll)\" in it"},
 	} {
 		for _, n := range names {
 			if n == tc.tool {
