@@ -161,6 +161,43 @@ func sweep(base string) {
 	}
 }
 
+// LiveDirs returns the broker directories of this user's live processes, wherever Listen may
+// have made them ($XDG_RUNTIME_DIR, the temporary directory, /tmp): real directories owned by
+// this user, mode 0700, whose lock file a live process holds. libtmux-mcp enroll finds its
+// servers there.
+func LiveDirs() []string {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, base := range []string{privateBase(), os.TempDir(), "/tmp"} {
+		if seen[base] {
+			continue
+		}
+		seen[base] = true
+		entries, err := os.ReadDir(base)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), dirPrefix) {
+				continue
+			}
+			dir := filepath.Join(base, e.Name())
+			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || !privfile.OwnedByUs(fi) {
+				continue
+			}
+			lock, err := privfile.OpenNoFollow(filepath.Join(dir, lockName), os.O_RDONLY, 0)
+			if err != nil {
+				continue
+			}
+			if ok, err := privfile.TryLock(lock); !ok && err == nil {
+				dirs = append(dirs, dir) // held: its process lives
+			}
+			lock.Close()
+		}
+	}
+	return dirs
+}
+
 // Path is the socket setup files connect to.
 func (l *Listener) Path() string { return l.sock }
 
@@ -193,13 +230,15 @@ type Broker struct {
 
 	stamps stamper
 
-	mu     sync.Mutex
-	shells map[string]*shell // by pane
-	runs   map[string]*run   // by run id, while waiting for SPAWN
-	busy   map[string]bool   // panes with a run in flight
-	wg     sync.WaitGroup    // connection goroutines
-	runWG  sync.WaitGroup    // runs in flight
-	closed bool
+	markMu  sync.Mutex // serializes mark
+	mu      sync.Mutex
+	shells  map[string]*shell      // by pane
+	runs    map[string]*run        // by run id, while waiting for SPAWN
+	busy    map[string]bool        // panes with a run in flight
+	history map[string][]RunRecord // by pane: the last MaxHistory runs
+	wg      sync.WaitGroup         // connection goroutines
+	runWG   sync.WaitGroup         // runs in flight
+	closed  bool
 }
 
 // New makes a broker that serves on ln, which it then owns: Close closes it. cfg.Registry is
@@ -222,6 +261,7 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	b := &Broker{
 		cfg: cfg, l: ln, sock: ln.sock, ln: ln.ln, uid: os.Getuid(), bootID: boot, server: cfg.Server,
 		shells: map[string]*shell{}, runs: map[string]*run{}, busy: map[string]bool{},
+		history: map[string][]RunRecord{},
 	}
 	if cfg.Server.SocketPath != "" {
 		b.serverSock, _ = os.Stat(cfg.Server.SocketPath)
@@ -279,6 +319,9 @@ func (b *Broker) Close() error {
 	b.runWG.Wait()
 	for _, sh := range shells {
 		sh.close()
+	}
+	for pane := range shells {
+		b.mark(pane)
 	}
 	b.stopStamps()
 	b.wg.Wait()
@@ -397,6 +440,7 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 		b.lose(sh, "cannot answer the shell")
 		return
 	}
+	b.mark(e.Pane)
 	b.cfg.Log.Info("tmux_run pane enrolled", slog.String("pane", e.Pane), slog.Int("pid", peer.PID))
 }
 

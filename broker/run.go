@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/helper/job"
@@ -48,7 +49,7 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	}
 	e, state := b.cfg.Registry.Lookup(req.Pane)
 	if state == enroll.StateNone || state == enroll.StateInvited {
-		r := refused(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person must source its setup file in that pane's zsh (send the server SIGHUP for a fresh invitation); list_panes shows enrollment", req.Pane, state))
+		r := refused(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person enrolls it by typing eval \"$(libtmux-mcp enroll)\" in that pane's zsh; list_panes shows enrollment", req.Pane, state))
 		r.recovery = RecoveryEnroll
 		return r.outcome()
 	}
@@ -76,7 +77,10 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 	// a run that starts never fails for want of memory to hold its answer.
 	out := Outcome{Delivery: NotSent, Stdout: make([]byte, 0, req.StdoutLimit), Stderr: make([]byte, 0, req.StderrLimit)}
 	out.Receipt = receipt
-	return b.dispatch(ctx, sh, req, out)
+	start := time.Now()
+	out = b.dispatch(ctx, sh, req, out)
+	b.remember(req.Pane, start, req.Script, out)
+	return out
 }
 
 func (b *Broker) reserve(pane string) bool {

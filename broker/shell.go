@@ -238,6 +238,7 @@ func (b *Broker) lose(sh *shell, reason string) {
 	}
 	b.mu.Unlock()
 	sh.close()
+	b.mark(sh.e.Pane)
 }
 
 // close ends the shell's connections; its helper too unless a run is using it (the run closes

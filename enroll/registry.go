@@ -72,6 +72,7 @@ type slot struct {
 	remove     func() error // removes the file this process created
 	enrolled   *Enrollment
 	invitedSeq uint64 // Registry.seq when the live invitation was written
+	requested  bool   // made by a person's request (Request), not by --enroll-pane
 	inputSeq   uint64 // Registry.seq when this server's last input to the pane went
 	inflight   int    // inputs to the pane begun and not yet ended
 }
@@ -84,8 +85,19 @@ type Registry struct {
 	slots    map[string]*slot
 	now      func() time.Time
 	notify   func(msg string)
-	seq      uint64 // orders invitations and inputs
+	seq      uint64                // orders invitations and inputs
+	inputs   map[string]*paneInput // every pane this server sent input to
 }
+
+// paneInput is what this server sent a pane, invited or not.
+type paneInput struct {
+	inflight int       // inputs begun and not yet ended
+	last     time.Time // when the last one ended
+}
+
+// maxSlots bounds the panes the registry remembers (invited, enrolled or lost); a request for
+// one more forgets the panes with neither a live invitation nor a live enrollment.
+const maxSlots = 64
 
 // NewRegistry returns a registry for panes (pane id -> setup file path).
 // Invitations live for lifetime, DefaultLifetime when 0. notify receives
@@ -100,7 +112,7 @@ func NewRegistry(files Files, panes map[string]string, lifetime time.Duration, n
 	if lifetime <= 0 {
 		lifetime = DefaultLifetime
 	}
-	r := &Registry{files: files, lifetime: lifetime, slots: map[string]*slot{}, now: time.Now, notify: notify}
+	r := &Registry{files: files, lifetime: lifetime, slots: map[string]*slot{}, now: time.Now, notify: notify, inputs: map[string]*paneInput{}}
 	for pane, file := range panes {
 		r.slots[pane] = &slot{pane: pane, file: file, used: map[string]bool{}, expired: map[string]bool{}}
 	}
@@ -117,7 +129,7 @@ func (r *Registry) Invite() ([]string, error) {
 	var errs []error
 	for _, pane := range sortedKeys(r.slots) {
 		s := r.slots[pane]
-		if s.enrolled != nil && !s.enrolled.Lost() || s.token != "" {
+		if s.enrolled != nil && !s.enrolled.Lost() || s.token != "" || s.requested {
 			continue
 		}
 		token := newID()
@@ -145,7 +157,7 @@ func (r *Registry) expire(pane, token string) {
 	}
 	s.expired[token] = true
 	r.retireLocked(s)
-	r.notify(fmt.Sprintf("tmux_run: the invitation for pane %s expired and its file was removed; send SIGHUP to invite again", pane))
+	r.notify(fmt.Sprintf("tmux_run: the invitation for pane %s expired and its file was removed; %s", pane, s.again()))
 }
 
 // retireLocked ends s's live invitation and removes its file.
@@ -219,7 +231,7 @@ func (r *Registry) Accept(h Hello, f Facts) (*Enrollment, string) {
 	case s.inflight > 0 || s.inputSeq > s.invitedSeq:
 		s.expired[h.Token] = true
 		r.retireLocked(s)
-		r.notify(fmt.Sprintf("tmux_run: pane %s received input from this server after its invitation was written, so its enrollment was refused and the invitation withdrawn; send SIGHUP to invite it again", s.pane))
+		r.notify(fmt.Sprintf("tmux_run: pane %s received input from this server after its invitation was written, so its enrollment was refused and the invitation withdrawn; %s", s.pane, s.again()))
 		return nil, ReasonAgentInput
 	}
 	if r.enrolledLocked() >= MaxPanes && (s.enrolled == nil || s.enrolled.Lost()) {
@@ -261,11 +273,19 @@ func (r *Registry) InputBegins(panes ...string) (end func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var slots []*slot
+	var ins []*paneInput
 	for _, p := range panes {
 		if s := r.slots[p]; s != nil {
 			s.inflight++
 			slots = append(slots, s)
 		}
+		in := r.inputs[p]
+		if in == nil {
+			in = &paneInput{}
+			r.inputs[p] = in
+		}
+		in.inflight++
+		ins = append(ins, in)
 	}
 	var once sync.Once
 	return func() {
@@ -276,6 +296,11 @@ func (r *Registry) InputBegins(panes ...string) (end func()) {
 			for _, s := range slots {
 				s.inflight--
 				s.inputSeq = r.seq
+			}
+			now := r.now()
+			for _, in := range ins {
+				in.inflight--
+				in.last = now
 			}
 		})
 	}
@@ -325,5 +350,94 @@ func sortedKeys[V any](m map[string]V) []string {
 func (r *Registry) Invites(pane string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.slots[pane] != nil
+	return r.slots[pane] != nil && !r.slots[pane].requested
+}
+
+// again is how a person gets a fresh invitation for s's pane.
+func (s *slot) again() string {
+	if s.requested {
+		return `run eval "$(libtmux-mcp enroll)" in that pane again`
+	}
+	return "send SIGHUP to invite again"
+}
+
+// RequestError is a refused Request: Reason is one of the Reason constants, the message says
+// what to do.
+type RequestError struct {
+	Reason string
+	msg    string
+}
+
+func (e *RequestError) Error() string { return e.msg }
+
+// Request issues an invitation for pane on a person's request (libtmux-mcp enroll typed in the
+// pane), written to file, and returns its lifetime. It is refused with ReasonAgentInput when
+// this server sent input to the pane at or after since (the start of the pane's shell) or is
+// sending it now: then the request may have been typed by this server, not by a person. A live
+// invitation of the pane is replaced; an enrolled shell stays enrolled until the new invitation
+// is sourced.
+func (r *Registry) Request(pane, file string, since time.Time) (time.Duration, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if in := r.inputs[pane]; in != nil && (in.inflight > 0 || !in.last.Before(since)) {
+		return 0, &RequestError{Reason: ReasonAgentInput, msg: fmt.Sprintf("this server sent input to pane %s (send_keys, paste_text or run_shell_command) since its shell started, so it cannot tell that a person typed this request; enroll a pane it never typed into: open a new pane or window and run the command there", pane)}
+	}
+	s := r.slots[pane]
+	if s == nil {
+		if len(r.slots) >= maxSlots {
+			r.forgetIdleLocked()
+		}
+		if len(r.slots) >= maxSlots {
+			return 0, &RequestError{Reason: ReasonLimit, msg: fmt.Sprintf("%d panes are invited or enrolled already; withdraw some (libtmux_mcp_unenroll in their shells) and try again", len(r.slots))}
+		}
+		s = &slot{pane: pane, used: map[string]bool{}, expired: map[string]bool{}, requested: true}
+		r.slots[pane] = s
+	}
+	if s.token != "" {
+		r.retireLocked(s)
+	}
+	token := newID()
+	remove, err := r.files.Create(file, pane, token)
+	if err != nil {
+		return 0, fmt.Errorf("invite pane %s: %w", pane, err)
+	}
+	r.seq++
+	s.file, s.requested = file, true
+	s.token, s.remove, s.expires, s.invitedSeq = token, remove, r.now().Add(r.lifetime), r.seq
+	s.timer = time.AfterFunc(r.lifetime, func() { r.expire(pane, token) })
+	return r.lifetime, nil
+}
+
+// forgetIdleLocked forgets the requested slots with neither a live invitation nor a live
+// enrollment.
+func (r *Registry) forgetIdleLocked() {
+	for pane, s := range r.slots {
+		if s.requested && s.token == "" && (s.enrolled == nil || s.enrolled.Lost()) {
+			delete(r.slots, pane)
+		}
+	}
+}
+
+// PaneState is one pane of Panes.
+type PaneState struct {
+	Pane  string
+	State string // StateInvited, StateEnrolled or StateLost
+	PID   int    // the enrolled shell, when enrolled
+}
+
+// Panes lists the panes that are invited, enrolled or lost, by pane id.
+func (r *Registry) Panes() []PaneState {
+	var out []PaneState
+	for _, pane := range func() []string { r.mu.Lock(); defer r.mu.Unlock(); return sortedKeys(r.slots) }() {
+		e, state := r.Lookup(pane)
+		if state == StateNone {
+			continue
+		}
+		ps := PaneState{Pane: pane, State: state}
+		if state == StateEnrolled && e != nil {
+			ps.PID = e.PID
+		}
+		out = append(out, ps)
+	}
+	return out
 }

@@ -166,3 +166,70 @@ func TestAcceptRefusesAPaneThisServerTypedInto(t *testing.T) {
 		t.Errorf("Accept after input to the invited pane = %v, %q; want %q", e, reason, ReasonAgentInput)
 	}
 }
+
+func TestRequestInvitesAPaneOnlyItsOwnPersonTyped(t *testing.T) {
+	r, files := newTestRegistry(t, time.Minute)
+	start := time.Now()
+
+	// A pane this server never typed into: invited, then enrolled by its token.
+	if _, err := r.Request("%7", "/f7", start); err != nil {
+		t.Fatalf("Request(%%7) = %v; want an invitation", err)
+	}
+	if _, state := r.Lookup("%7"); state != StateInvited {
+		t.Fatalf("state of %%7 = %q; want %q", state, StateInvited)
+	}
+	if r.Invites("%7") {
+		t.Error("Invites(%7) = true; a requested pane is not an --enroll-pane (SIGHUP does not invite it)")
+	}
+	e, reason := r.Accept(Hello{Token: files.token("/f7"), ShellPID: 100, Pane: "%7", PeerPID: 100}, okChecks)
+	if e == nil {
+		t.Fatalf("Accept = %q; want enrolled", reason)
+	}
+	if got := r.Panes(); len(got) != 3 || got[2] != (PaneState{Pane: "%7", State: StateEnrolled, PID: 100}) {
+		t.Errorf("Panes() = %+v; want %%7 enrolled by pid 100 last", got)
+	}
+
+	// Input this server sent after the shell started refuses, and so does input under way.
+	end := r.InputBegins("%8")
+	if _, err := r.Request("%8", "/f8", start); !isReason(err, ReasonAgentInput) {
+		t.Errorf("Request during input = %v; want %s", err, ReasonAgentInput)
+	}
+	end()
+	if _, err := r.Request("%8", "/f8", start); !isReason(err, ReasonAgentInput) {
+		t.Errorf("Request after input = %v; want %s", err, ReasonAgentInput)
+	}
+	if _, state := r.Lookup("%8"); state != StateNone {
+		t.Errorf("state of %%8 = %q after a refused request; want %q", state, StateNone)
+	}
+	// A shell started after that input (a new pane's, or a respawned one) may be enrolled.
+	if _, err := r.Request("%8", "/f8", time.Now().Add(time.Second)); err != nil {
+		t.Errorf("Request for a shell newer than the input = %v; want an invitation", err)
+	}
+	// Input after the invitation refuses the invitation itself (the rule of every invitation).
+	r.InputBegins("%8")()
+	if e, reason := r.Accept(Hello{Token: files.token("/f8"), ShellPID: 100, Pane: "%8", PeerPID: 100}, okChecks); e != nil || reason != ReasonAgentInput {
+		t.Errorf("Accept after input = %v, %q; want %q", e, reason, ReasonAgentInput)
+	}
+}
+
+func TestRequestReplacesALiveInvitation(t *testing.T) {
+	r, files := newTestRegistry(t, time.Minute)
+	if _, err := r.Request("%7", "/f7a", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	old := files.token("/f7a")
+	if _, err := r.Request("%7", "/f7b", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-files.removed; got != "/f7a" {
+		t.Errorf("removed %q; want the first invitation /f7a", got)
+	}
+	if e, reason := r.Accept(Hello{Token: old, ShellPID: 100, Pane: "%7", PeerPID: 100}, okChecks); e != nil || reason != ReasonExpired {
+		t.Errorf("Accept(old token) = %v, %q; want %q", e, reason, ReasonExpired)
+	}
+}
+
+func isReason(err error, reason string) bool {
+	re, ok := err.(*RequestError)
+	return ok && re.Reason == reason
+}

@@ -310,9 +310,9 @@ func TestTmuxRunRefusals(t *testing.T) {
 	e := enrollPane(t)
 	ctx := context.Background()
 	other := e.ts.NewSession("other", "sh")
-	// not_enrolled names the step that helps: a restart with --enroll-pane
-	// for a pane never invited, list_panes for one that does not exist.
-	for pane, want := range map[string]string{other: "--enroll-pane " + other + "=FILE", "%999": "there is no pane %999 on this server; call list_panes"} {
+	// not_enrolled names the step that helps: a person's libtmux-mcp enroll
+	// for a pane never enrolled, list_panes for one that does not exist.
+	for pane, want := range map[string]string{other: `eval "$(libtmux-mcp enroll)" at the zsh prompt of pane ` + other, "%999": "there is no pane %999 on this server; call list_panes"} {
 		er := errorOf(t, e.run(t, ctx, map[string]any{"script": "true", "target": map[string]any{"kind": "pane", "id": pane, "generation": e.gen}}), "not_enrolled", "not_sent")
 		if msg, _ := er["message"].(string); !strings.Contains(msg, want) {
 			t.Errorf("not_enrolled for %s: %q; want it to say %q", pane, msg, want)

@@ -88,7 +88,7 @@ func TestHiddenToolSaysWhatTurnsItOn(t *testing.T) {
 	for _, tc := range []struct{ tool, want string }{
 		{"kill_session", "kill_session is not enabled on this server: it is in the teardown toolset, which this server was not started with (toolsets: execute, inspect, manage); whoever runs the server can restart it with --toolsets execute,inspect,manage,teardown (or LIBTMUX_TOOLSETS=execute,inspect,manage,teardown), or add just this tool with --enable-tool kill_session (LIBTMUX_TOOLS)"},
 		{"capture_pane", "capture_pane is switched off on this server: it was excluded with --exclude-tool (LIBTMUX_EXCLUDE_TOOLS)"},
-		{"tmux_run", "tmux_run is not enabled on this server: it is opt-in, and whoever runs the server turns it on by restarting it with --enable-tool tmux_run and --enroll-pane %ID=FILE"},
+		{"tmux_run", "tmux_run is not enabled on this server: it is opt-in, and whoever runs the server turns it on by restarting it with --enable-tool tmux_run; then a person lends a zsh pane by typing eval \"$(libtmux-mcp enroll)\" in it"},
 	} {
 		for _, n := range names {
 			if n == tc.tool {
@@ -136,10 +136,11 @@ func (r refusingRunner) Run(_ context.Context, req broker.Request) broker.Outcom
 }
 
 // TestTmuxRunRefusalNamesTheStepThatHelps: not_enrolled says, for each
-// case, what actually helps: a pane never invited needs a restart with
-// --enroll-pane, a pane that does not exist needs list_panes, an expired
-// invitation needs SIGHUP, a live one needs a person to source it; a lost
-// enrollment names SIGHUP too.
+// case, what actually helps: a pane never enrolled needs a person to type
+// libtmux-mcp enroll there, a pane that does not exist needs list_panes, an
+// expired invitation needs the command again (or SIGHUP for an
+// --enroll-pane), a live one needs a person to source it; a lost
+// enrollment names the command and SIGHUP too.
 func TestTmuxRunRefusalNamesTheStepThatHelps(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
@@ -156,11 +157,11 @@ func TestTmuxRunRefusalNamesTheStepThatHelps(t *testing.T) {
 		lost bool
 		want []string
 	}{
-		{stranger, false, []string{"pane " + stranger + " was never invited", "--enroll-pane " + stranger + "=FILE", "list_panes"}},
+		{stranger, false, []string{"pane " + stranger + " was never enrolled", `eval "$(libtmux-mcp enroll)"`, "list_panes"}},
 		{"%999", false, []string{"there is no pane %999 on this server; call list_panes"}},
-		{expired, false, []string{"the invitation for pane " + expired + " expired unused", "SIGHUP (kill -HUP "}},
+		{expired, false, []string{"the invitation for pane " + expired + " expired unused", "libtmux-mcp enroll", "SIGHUP (kill -HUP "}},
 		{invited, false, []string{"pane " + invited + " is invited but not enrolled yet", "source"}},
-		{expired, true, []string{"went away", "SIGHUP"}},
+		{expired, true, []string{"went away", "libtmux-mcp enroll", "SIGHUP"}},
 	} {
 		cs := connect(t, ts, Deps{Selection: sel, Enrollments: enr, Runner: refusingRunner{lost: tc.lost}})
 		e, raw := tmuxRunRefusal(t, cs, map[string]any{

@@ -144,7 +144,7 @@ func (s *server) hiddenError(name string) error {
 	case slices.Contains(s.sel.Excluded, name):
 		return fmt.Errorf("%s is switched off on this server: it was excluded with --exclude-tool (LIBTMUX_EXCLUDE_TOOLS); whoever runs the server can restart it without that exclusion", name)
 	case ts == OptIn:
-		return fmt.Errorf("%s is not enabled on this server: it is opt-in, and whoever runs the server turns it on by restarting it with --enable-tool %s and --enroll-pane %%ID=FILE", name, name)
+		return fmt.Errorf("%s is not enabled on this server: it is opt-in, and whoever runs the server turns it on by restarting it with --enable-tool %s; then a person lends a zsh pane by typing eval \"$(libtmux-mcp enroll)\" in it", name, name)
 	}
 	on := strings.Join(append(slices.Clone(s.sel.Toolsets), ts), ",")
 	return fmt.Errorf("%s is not enabled on this server: it is in the %s toolset, which this server was not started with (toolsets: %s); whoever runs the server can restart it with --toolsets %s (or LIBTMUX_TOOLSETS=%s), or add just this tool with --enable-tool %s (LIBTMUX_TOOLS)",

@@ -148,10 +148,11 @@ func (s *server) parseTmuxRun(raw json.RawMessage) (*broker.Request, broker.Outc
 // out.Recovery the steps that are this package's to say (which tool or
 // signal helps).
 func (s *server) runNextStep(ctx context.Context, pane string, out broker.Outcome) string {
-	hup := fmt.Sprintf("whoever runs the server sends it SIGHUP (kill -HUP %d) for a fresh invitation, then a person sources the file it names in that pane's zsh", os.Getpid())
+	lend := fmt.Sprintf(`only a person can lend it: ask them to type eval "$(libtmux-mcp enroll)" at the zsh prompt of pane %s, then call again`, pane)
+	hup := fmt.Sprintf("whoever runs the server sends it SIGHUP (kill -HUP %d) for a fresh invitation of its --enroll-pane panes", os.Getpid())
 	switch out.Recovery {
 	case broker.RecoveryReinvite:
-		return out.Message + "; " + hup
+		return out.Message + "; " + lend + " (or " + hup + ")"
 	case broker.RecoveryEnroll:
 	default:
 		return out.Message
@@ -164,13 +165,13 @@ func (s *server) runNextStep(ctx context.Context, pane string, out broker.Outcom
 	}
 	switch {
 	case state == enroll.StateInvited:
-		return fmt.Sprintf("pane %s is invited but not enrolled yet: a person must run, in that pane's zsh, the source command the server printed on its stderr; then call again", pane)
+		return fmt.Sprintf(`pane %s is invited but not enrolled yet: a person must source the invitation in that pane's zsh (eval "$(libtmux-mcp enroll)" does it at once; an --enroll-pane invitation is the source command the server printed on its stderr); then call again`, pane)
 	case !s.paneExists(ctx, pane):
 		return fmt.Sprintf("there is no pane %s on this server; call list_panes: tmux_run runs in the panes whose enrollment is \"enrolled\"", pane)
 	case invites:
-		return fmt.Sprintf("the invitation for pane %s expired unused: %s", pane, hup)
+		return fmt.Sprintf("the invitation for pane %s expired unused: %s, or %s", pane, lend, hup)
 	}
-	return fmt.Sprintf("pane %s was never invited: tmux_run runs only in panes named with --enroll-pane when the server started; use a pane whose enrollment is \"enrolled\" in list_panes, or whoever runs the server restarts it with --enroll-pane %s=FILE", pane, pane)
+	return fmt.Sprintf(`pane %s was never enrolled: %s; list_panes shows which panes are "enrolled"`, pane, lend)
 }
 
 // paneExists reports whether pane is on the server; true when tmux cannot

@@ -8,6 +8,7 @@ import (
 
 // Stat is what /proc/PID/stat says about a process that the broker checks on every run.
 type Stat struct {
+	Comm      string // field 2 without its parentheses: the executable's name, at most 15 bytes
 	State     byte   // R, S, D, Z, X, ... (field 3)
 	PPID      int    // field 4: the tmux server, for a pane's own process
 	PGRP      int    // field 5: its process group
@@ -36,7 +37,11 @@ func parseStat(stat string) (Stat, error) {
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return Stat{}, fmt.Errorf("malformed stat line %q", stat)
 	}
-	return Stat{State: f[0][0], PPID: ppid, PGRP: pgrp, TTY: tty, TPGID: tpgid, StartTime: start}, nil
+	comm := ""
+	if j := strings.IndexByte(stat, '('); j >= 0 && j < i {
+		comm = stat[j+1 : i]
+	}
+	return Stat{Comm: comm, State: f[0][0], PPID: ppid, PGRP: pgrp, TTY: tty, TPGID: tpgid, StartTime: start}, nil
 }
 
 // Attrs are the process attributes a script inherits from the shell that tmux_run must match at

@@ -6,7 +6,7 @@ func TestParseStat(t *testing.T) {
 	// A command name with spaces and parentheses: fields are counted after the last ')'.
 	line := "1234 (z (sh) x) S 77 1234 1234 34816 1234 4194304 0 0 0 0 5 3 0 0 20 0 1 0 98765 9 9 18446744073709551615"
 	got, err := parseStat(line)
-	want := Stat{State: 'S', PPID: 77, PGRP: 1234, TTY: 34816, TPGID: 1234, StartTime: 98765}
+	want := Stat{Comm: "z (sh) x", State: 'S', PPID: 77, PGRP: 1234, TTY: 34816, TPGID: 1234, StartTime: 98765}
 	if err != nil || got != want {
 		t.Errorf("parseStat = %+v, %v; want %+v", got, err, want)
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/enroll/request"
 	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/mcpserver"
 )
@@ -28,8 +29,16 @@ func main() {
 }
 
 // run returns the exit status: 0 served or answered --help/--version,
-// 1 failed while serving, 2 refused the configuration.
+// 1 failed while serving, 2 refused the configuration. The enroll and
+// status commands have their own (package enroll/request).
 func run() int {
+	// Commands a person types in a pane (eval "$(libtmux-mcp enroll)", libtmux-mcp status).
+	if request.IsCommand(os.Args[1:]) {
+		return request.Main(os.Args[1:], request.Env{
+			TMUX: os.Getenv("TMUX"), Pane: os.Getenv("TMUX_PANE"),
+			Stdout: os.Stdout, Stderr: os.Stderr, StdoutFD: os.Stdout.Fd(),
+		})
+	}
 	names := config.Names{Tools: mcpserver.ToolNames(), Toolsets: mcpserver.Toolsets}
 	cfg, err := config.Load(os.Args[1:], os.LookupEnv, names)
 	switch {

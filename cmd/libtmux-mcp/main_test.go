@@ -85,7 +85,6 @@ func TestStartupRefusals(t *testing.T) {
 		{"empty list entry", nil, []string{"LIBTMUX_TOOLSETS=inspect,,manage"}, []string{"LIBTMUX_TOOLSETS", "empty entry"}},
 		{"unknown tool", []string{"--enable-tool", "rm_rf"}, nil, []string{`"rm_rf"`, "capture_pane"}},
 		{"wait ceiling", nil, []string{"LIBTMUX_MCP_WAIT_MAX_MS=120001"}, []string{"LIBTMUX_MCP_WAIT_MAX_MS", "120000"}},
-		{"tmux_run without pane", []string{"--enable-tool", "tmux_run"}, nil, []string{"tmux_run", "--enroll-pane"}},
 		{"pane without tmux_run", []string{"--enroll-pane", "%1=/tmp/x"}, nil, []string{"--enroll-pane", "tmux_run"}},
 		{"nine panes", nine, nil, []string{"9", "at most 8"}},
 		{"http not loopback", []string{"--http", "0.0.0.0:8765"}, nil, []string{"--http", "loopback"}},

@@ -96,6 +96,9 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 
 	srv := mcpserver.New(life, deps)
 	srv.AddReceivingMiddleware(frame.EncodableErrors(log))
+	if runs != nil {
+		srv.AddReceivingMiddleware(runs.clientName)
+	}
 	// A server that cannot be read ends the process: the handshake may
 	// have been answered meanwhile, tool calls answer the error until then.
 	serving, failed := context.WithCancelCause(ctx)

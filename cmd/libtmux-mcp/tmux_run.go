@@ -11,12 +11,16 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+	"unicode"
 
 	"github.com/libtmux/libtmux-mcp/broker"
 	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/enroll/request"
 	"github.com/libtmux/libtmux-mcp/internal/config"
 	"github.com/libtmux/libtmux-mcp/shellsetup"
 	"github.com/libtmux/libtmux-mcp/tmux"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tmuxRun is the tmux_run machinery: the broker enrolled shells connect to
@@ -24,7 +28,13 @@ import (
 type tmuxRun struct {
 	registry *enroll.Registry
 	broker   *broker.Broker
+	dir      string // the broker's private directory, where the server record is
 	once     sync.Once
+	reqStop  context.CancelFunc // stops the request server
+	reqDone  chan struct{}
+
+	mu     sync.Mutex
+	record request.Record
 }
 
 // setupFiles writes setup files that connect to the broker socket.
@@ -45,12 +55,11 @@ func (f setupFiles) Create(path, pane, token string) (func() error, error) {
 }
 
 // startTmuxRun checks every invited pane exists, starts the broker, writes
-// one setup file per pane and tells the operator on notice what to source
-// where. The broker serves until ctx ends or close.
+// one setup file per --enroll-pane and tells the operator on notice what to
+// source where. With no --enroll-pane nothing is invited: a person asks for
+// an invitation from the pane (libtmux-mcp enroll). The broker serves until
+// ctx ends or close.
 func startTmuxRun(ctx context.Context, cfg config.Config, client *tmux.Client, st tmux.Startup, log *slog.Logger, notice io.Writer) (*tmuxRun, error) {
-	if len(cfg.EnrollPanes) == 0 {
-		return nil, fmt.Errorf("tmux_run is enabled but no pane is invited; add --enroll-pane %%ID=FILE")
-	}
 	exists := map[string]bool{}
 	for _, p := range st.Snapshot.Panes {
 		exists[p.ID] = true
@@ -89,8 +98,13 @@ func startTmuxRun(ctx context.Context, cfg config.Config, client *tmux.Client, s
 		ln.Close()
 		return nil, err
 	}
-	r := &tmuxRun{registry: reg, broker: b}
+	r := &tmuxRun{registry: reg, broker: b, dir: ln.Dir(), reqDone: make(chan struct{})}
 	go b.Serve(ctx)
+	if err := r.serveRequests(ctx, cfg, client, st, log); err != nil {
+		close(r.reqDone)
+		r.close()
+		return nil, err
+	}
 	if _, err := reg.Invite(); err != nil {
 		r.close()
 		return nil, err
@@ -105,6 +119,10 @@ func (r *tmuxRun) close() {
 		return
 	}
 	r.once.Do(func() {
+		if r.reqStop != nil {
+			r.reqStop()
+		}
+		<-r.reqDone
 		r.registry.Close()
 		r.broker.Close()
 	})
@@ -136,5 +154,71 @@ func (r *tmuxRun) reinvite(ctx context.Context, hup chan os.Signal, notice io.Wr
 				fmt.Fprintf(notice, "tmux_run: SIGHUP: invited %s again\n", strings.Join(panes, ", "))
 			}
 		}
+	}
+}
+
+// serveRequests writes this server's record in the broker directory and answers the enroll and
+// status commands a person types in a pane (package enroll/request) on its request socket.
+func (r *tmuxRun) serveRequests(ctx context.Context, cfg config.Config, client *tmux.Client, st tmux.Startup, log *slog.Logger) error {
+	ln, err := request.Listen(r.dir)
+	if err != nil {
+		return err
+	}
+	r.record = request.Record{
+		PID: os.Getpid(), Started: time.Now(), TmuxSocket: st.Snapshot.Server.SocketPath, TmuxPID: st.Snapshot.Server.PID,
+		Socket: ln.Addr().String(), Version: cfg.Version,
+	}
+	if err := request.WriteRecord(r.dir, r.record); err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &request.Server{
+		Registry: r.registry, Client: client, Tmux: st.Snapshot.Server, Dir: r.dir,
+		Record: r.currentRecord, History: r.broker.History, Log: log,
+	}
+	ctx, r.reqStop = context.WithCancel(ctx)
+	go func() { defer close(r.reqDone); srv.Run(ctx, ln) }()
+	return nil
+}
+
+func (r *tmuxRun) currentRecord() request.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.record
+}
+
+// setClient names the MCP client (from initialize) in the server record.
+func (r *tmuxRun) setClient(name string) {
+	name = strings.Map(func(c rune) rune {
+		if unicode.IsPrint(c) {
+			return c
+		}
+		return -1
+	}, name) // it is printed on a person's terminal
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if r == nil || name == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.record.Client == name {
+		return
+	}
+	r.record.Client = name
+	request.WriteRecord(r.dir, r.record) // best effort: the record is for listing only
+}
+
+// clientName is middleware that names the client of initialize in the server record, for a
+// person choosing among servers (libtmux-mcp enroll lists them).
+func (r *tmuxRun) clientName(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil && p.ClientInfo != nil {
+				r.setClient(p.ClientInfo.Name)
+			}
+		}
+		return next(ctx, method, req)
 	}
 }

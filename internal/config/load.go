@@ -364,8 +364,6 @@ func (l *configLoader) enrollment(cfg *Config) error {
 	switch {
 	case enabled && slices.Contains(cfg.ExcludeTools, runToolName):
 		return errors.New("tmux_run is both enabled and excluded; remove it from --exclude-tool/LIBTMUX_EXCLUDE_TOOLS or from --enable-tool/LIBTMUX_TOOLS")
-	case enabled && len(cfg.EnrollPanes) == 0:
-		return errors.New("tmux_run is enabled but no pane is invited; add --enroll-pane %ID=FILE (a person then runs source FILE in that pane)")
 	case !enabled && len(cfg.EnrollPanes) > 0:
 		return errors.New("--enroll-pane needs tmux_run; add --enable-tool tmux_run")
 	}

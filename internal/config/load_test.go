@@ -134,6 +134,11 @@ func TestLoad(t *testing.T) {
 				c.Helper = helper
 				c.EnrollPanes = []EnrollPane{{"%3", ""}, {"%4", "/tmp/e4"}}
 			}},
+		{name: "tmux_run without pane", why: "no pane invited at start: a person enrolls one later with libtmux-mcp enroll",
+			args: append([]string(nil), run...),
+			want: func(c *Config) {
+				c.EnableTools, c.Helper = []string{"tmux_run"}, helper
+			}},
 		{name: "tmux_run variable", why: "LIBTMUX_TOOLS may enable tmux_run, LIBTMUX_MCP_HELPER names the helper",
 			args: []string{"--enroll-pane", "%1=/tmp/e1"},
 			env:  map[string]string{"LIBTMUX_TOOLS": "tmux_run", "LIBTMUX_MCP_HELPER": helper},
@@ -270,10 +275,6 @@ func TestLoad(t *testing.T) {
 			args: []string{"--exclude-tool", ",capture_pane"}, errHas: []string{"--exclude-tool", "empty entry"}},
 
 		// tmux_run rules.
-		{name: "tmux_run without pane", why: "tmux_run needs an invited pane",
-			args: []string{"--enable-tool", "tmux_run", "--helper", helper}, errHas: []string{"tmux_run", "--enroll-pane"}},
-		{name: "tmux_run variable without pane", why: "enabled through LIBTMUX_TOOLS, still no pane",
-			env: map[string]string{"LIBTMUX_TOOLS": "tmux_run"}, errHas: []string{"tmux_run", "--enroll-pane"}},
 		{name: "pane without tmux_run", why: "an invitation nobody can use",
 			args: []string{"--enroll-pane", "%1=/tmp/x"}, errHas: []string{"--enroll-pane", "--enable-tool tmux_run"}},
 		{name: "tmux_run excluded", why: "both enabled and excluded",
