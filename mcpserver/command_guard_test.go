@@ -102,8 +102,9 @@ func TestRunShellCommandGuard(t *testing.T) {
 	old := paneShellPID(t, ts, pane)
 	ts.Run("respawn-pane", "-k", "-t", pane, "env", "ZDOTDIR="+ts.ZDOTDIR, "zsh", "-i")
 	tmuxtest.Eventually(t, 15*time.Second, "the new zsh at its prompt", func() bool {
+		// env execs zsh in the same process: wait for tmux to see zsh too.
 		pid := paneShellPID(t, ts, pane)
-		return pid != old && shellrun.ShellAtPrompt(pid)
+		return pid != old && shellrun.ShellAtPrompt(pid) && tmuxSays(ts, pane, "#{pane_current_command}") == "zsh"
 	})
 	got := run("echo fresh")
 	wantStatus(t, "in a new shell", got, 0)
