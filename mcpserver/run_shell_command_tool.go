@@ -15,8 +15,7 @@ import (
 
 type runShellCommandParams struct {
 	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
-	Command   string `json:"command,omitempty" jsonschema:"shell command line"`
-	Handle    string `json:"handle,omitempty" jsonschema:"a timed_out answer's handle, instead of command"`
+	Command   string `json:"command" jsonschema:"shell command line"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 	Force     string `json:"force,omitempty"`
 }
@@ -39,7 +38,7 @@ func runShellCommandTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Run shell command",
-		description: "Runs a command line in a pane's shell (in a subshell), waits, answers exit status, output (head and tail past the budget) and a capture_since cursor. One per pane at a time; pass a timed_out answer's handle instead of command to wait again. " +
+		description: "Runs a command line in a pane's shell (in a subshell), waits, answers exit status, output (head and tail past the budget) and a capture_since cursor. One per pane at a time; a timed_out answer's handle is for wait_for_run, cancel_run. " +
 			`Example: {"paneId":"%3","command":"make test"}.`,
 		capability: Capability{
 			ProcessReach:        ReachPaneCommand,
@@ -60,24 +59,16 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	if err := checkID("pane", in.PaneID); err != nil {
 		return runShellCommandResult{}, err
 	}
-	if in.Handle != "" && in.Command != "" {
-		return runShellCommandResult{}, errors.New("give command (to run one) or handle (to wait for one that timed out), not both")
-	}
-	if in.Handle != "" && s.live == nil {
-		return runShellCommandResult{}, errors.New("no_stream: waiting for a command by its handle needs the control-mode connection that LIBTMUX_MCP_LIVE=0 forbids; read the pane with capture_since")
-	}
-	if in.Handle == "" {
-		switch {
-		case strings.TrimSpace(in.Command) == "":
-			return runShellCommandResult{}, errors.New("command is empty; give the shell command line to run (or handle, to wait for an earlier one)")
-		case len(in.Command) > maxCommandBytes:
-			return runShellCommandResult{}, fmt.Errorf("command is %d bytes; at most %d can be typed; put longer scripts in a file and run that", len(in.Command), maxCommandBytes)
-		case strings.ContainsRune(in.Command, 0):
-			return runShellCommandResult{}, errors.New("command contains a NUL byte, which a terminal cannot carry; remove it")
-		}
+	switch {
+	case strings.TrimSpace(in.Command) == "":
+		return runShellCommandResult{}, errors.New("command is empty; give the shell command line to run (to wait for an earlier one, call wait_for_run with its handle)")
+	case len(in.Command) > maxCommandBytes:
+		return runShellCommandResult{}, fmt.Errorf("command is %d bytes; at most %d can be typed; put longer scripts in a file and run that", len(in.Command), maxCommandBytes)
+	case strings.ContainsRune(in.Command, 0):
+		return runShellCommandResult{}, errors.New("command contains a NUL byte, which a terminal cannot carry; remove it")
 	}
 	eff := s.effectiveTimeout(in.TimeoutMs)
-	r := shellrun.Request{Pane: in.PaneID, Command: in.Command, Handle: in.Handle, Force: in.Force,
+	r := shellrun.Request{Pane: in.PaneID, Command: in.Command, Force: in.Force,
 		Wait: func(ctx context.Context) (context.Context, time.Duration, func()) {
 			wctx, w := s.startWait(ctx, req, in.TimeoutMs, "run_shell_command")
 			return wctx, w.effective, w.end
@@ -85,13 +76,7 @@ func (s *server) runShellCommand(ctx context.Context, req *mcp.CallToolRequest, 
 	if in.TimeoutMs != nil && *in.TimeoutMs > eff.Milliseconds() {
 		r.Clamped = fmt.Sprintf("timeoutMs %d was clamped to %d, the wait ceiling (LIBTMUX_MCP_WAIT_MAX_MS)", *in.TimeoutMs, eff.Milliseconds())
 	}
-	var res shellrun.Result
-	var err error
-	if in.Handle != "" {
-		res, err = s.shell.Collect(ctx, r)
-	} else {
-		res, err = s.shell.Run(ctx, r)
-	}
+	res, err := s.shell.Run(ctx, r)
 	if err != nil {
 		return runShellCommandResult{}, err
 	}

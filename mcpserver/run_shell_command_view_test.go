@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // shellPane starts a bash or zsh pane, 80x24 whatever the version's
@@ -107,7 +108,7 @@ func TestRunShellCommandOnePerPane(t *testing.T) {
 	for range 7 {
 		select {
 		case a := <-answers:
-			if !strings.HasPrefix(a.err, "run_in_progress: ") || !strings.Contains(a.err, "echo call") || !strings.Contains(a.err, `"handle":"rsc-`) {
+			if !strings.HasPrefix(a.err, "run_in_progress: ") || !strings.Contains(a.err, "echo call") || !strings.Contains(a.err, `wait_for_run {"handle":"rsc-`) {
 				t.Fatalf("a concurrent call answered %+v; want run_in_progress naming the running command and its handle", a)
 			}
 		case <-time.After(15 * time.Second):
@@ -125,10 +126,12 @@ func TestRunShellCommandOnePerPane(t *testing.T) {
 	wantStatus(t, "after the eight", got, 0)
 }
 
-// Issue 15: a command longer than its timeout answers timed_out with a
-// handle; a later call with the handle waits for it and answers its exact
-// exit status and output. A timeout over the ceiling is clamped, in the
-// note. (The issue's 40 s command and 30 s timeout, scaled down.)
+// Issue 15, issue 29: a command longer than its timeout answers
+// timed_out with a handle; wait_for_run with the handle waits for it and
+// answers its exact exit status and the output after the cursor;
+// list_runs shows it running, then ended. A timeout over the ceiling is
+// clamped, in the note. (The issue's 40 s command and 30 s timeout,
+// scaled down.)
 func TestRunShellCommandCollectAfterTimeout(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
@@ -140,25 +143,68 @@ func TestRunShellCommandCollectAfterTimeout(t *testing.T) {
 	if got.Outcome != "timed_out" || got.Handle == "" || got.ExitStatus != nil || got.EffectiveTimeoutMs != 1500 {
 		t.Fatalf("first answer: %+v; want timed_out after the 1500 ms ceiling, with a handle", got)
 	}
-	if !strings.Contains(got.Note, "clamped to 1500") || !strings.Contains(got.Note, got.Handle) || fmt.Sprint(got.Output) != "[started]" {
-		t.Errorf("first answer: note %q output %q; want the clamp, the handle, and the output so far", got.Note, got.Output)
+	if !strings.Contains(got.Note, "clamped to 1500") || !strings.Contains(got.Note, `wait_for_run with {"handle":"`+got.Handle+`","cursor":"L1"}`) || fmt.Sprint(got.Output) != "[started]" {
+		t.Errorf("first answer: note %q output %q; want the clamp, wait_for_run with the handle and cursor L1, and the output so far", got.Note, got.Output)
 	}
-	// Still running: waiting again times out again, with the same handle.
-	again := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle, "timeoutMs": 200})
-	if again.Outcome != "timed_out" || again.Handle != got.Handle {
-		t.Fatalf("second wait: %+v; want timed_out with handle %s", again, got.Handle)
+	if l := listRuns(t, cs); len(l) != 1 || l[0].Handle != got.Handle || l[0].State != "running" || l[0].PaneID != pane || l[0].Tool != "run_shell_command" || l[0].Command != "echo started; while [ ! -e "+gate+" ]; do sleep 0.05; done; echo finished; exit 42" {
+		t.Errorf("list_runs while it runs: %+v; want the one run, running", l)
+	}
+	// Still running: waiting again answers running, with nothing new.
+	again := waitRun(t, cs, map[string]any{"handle": got.Handle, "cursor": "L1", "timeoutMs": 200})
+	if again.State != "running" || again.Handle != got.Handle || len(again.Output) != 0 || again.Cursor != "L1" {
+		t.Fatalf("second wait: %+v; want running, no new output, cursor L1", again)
 	}
 	os.WriteFile(gate, nil, 0o600)
-	done := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle})
-	wantStatus(t, "collected", done, 42)
-	if fmt.Sprint(done.Output) != "[started finished]" {
-		t.Errorf("collected output %q; want [started finished]", done.Output)
+	done := waitRun(t, cs, map[string]any{"handle": got.Handle, "cursor": "L1"})
+	if done.State != "completed" || done.ExitStatus == nil || *done.ExitStatus != 42 || fmt.Sprint(done.Output) != "[finished]" || done.Cursor != "L2" || done.PaneCursor == "" {
+		t.Errorf("collected from L1: %+v; want completed, exit 42, [finished], cursor L2 and a pane cursor", done)
 	}
-	// A handle can be collected again, and a wrong one is refused.
-	if again := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle}); *again.ExitStatus != 42 {
-		t.Errorf("second collection: %+v", again)
+	// A handle can be collected again, from the start, and a wrong one is refused.
+	if all := waitRun(t, cs, map[string]any{"handle": got.Handle}); all.ExitStatus == nil || *all.ExitStatus != 42 || fmt.Sprint(all.Output) != "[started finished]" {
+		t.Errorf("second collection: %+v; want exit 42 and [started finished]", all)
 	}
-	callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "handle": "rsc-000000000000"}, "no command with handle")
+	if l := listRuns(t, cs); len(l) != 1 || l[0].State != "completed" || l[0].ExitStatus == nil || *l[0].ExitStatus != 42 {
+		t.Errorf("list_runs after: %+v; want the run, completed with 42", l)
+	}
+	callErr(t, cs, "wait_for_run", map[string]any{"handle": "rsc-000000000000"}, "list_runs")
+	callErr(t, cs, "wait_for_run", map[string]any{"handle": got.Handle, "cursor": "x"}, "is not one a run's answer gave")
+	callErr(t, cs, "cancel_run", map[string]any{"handle": got.Handle}, "has already ended")
+}
+
+// Issue 29: cancel_run interrupts a run that is its pane's foreground
+// job and answers interrupted; the pane takes the next command.
+func TestCancelRun(t *testing.T) {
+	t.Parallel()
+	ts := tmuxtest.Start(t)
+	pane := shellPane(t, ts, "zsh")
+	cs := connect(t, ts, Deps{})
+	got := runCmd(t, cs, map[string]any{"paneId": pane, "command": "echo started; sleep 60", "timeoutMs": 300})
+	if got.Outcome != "timed_out" || got.Handle == "" {
+		t.Fatalf("sleep 60: %+v; want timed_out with a handle", got)
+	}
+	var done runWaitResult
+	call(t, cs, "cancel_run", map[string]any{"handle": got.Handle}, &done)
+	if done.State != "interrupted" || done.ExitStatus != nil || fmt.Sprint(done.Output) != "[started]" {
+		t.Fatalf("cancel_run: %+v; want interrupted, no exit status, [started]", done)
+	}
+	if l := listRuns(t, cs); len(l) != 1 || l[0].State != "interrupted" {
+		t.Errorf("list_runs after: %+v; want the run, interrupted", l)
+	}
+	wantStatus(t, "the next command", runCmd(t, cs, map[string]any{"paneId": pane, "command": "exit 9"}), 9)
+}
+
+func waitRun(t *testing.T, cs *mcp.ClientSession, args map[string]any) runWaitResult {
+	t.Helper()
+	var out runWaitResult
+	call(t, cs, "wait_for_run", args, &out)
+	return out
+}
+
+func listRuns(t *testing.T, cs *mcp.ClientSession) []runRow {
+	t.Helper()
+	var out listRunsResult
+	call(t, cs, "list_runs", map[string]any{}, &out)
+	return out.Runs
 }
 
 // Issue 15: 5,000 lines with history-limit 2000: the head and the tail,
@@ -296,8 +342,8 @@ func TestRunShellCommandInterrupted(t *testing.T) {
 				t.Fatalf("sleep 60: %+v; want timed_out with a handle", got)
 			}
 			ts.Run("send-keys", "-t", pane, "C-c")
-			done := runCmd(t, cs, map[string]any{"paneId": pane, "handle": got.Handle, "timeoutMs": 15000})
-			if done.Outcome != "interrupted" || done.ExitStatus != nil || !strings.Contains(done.Note, "without the command's status line") {
+			done := waitRun(t, cs, map[string]any{"handle": got.Handle, "timeoutMs": 15000})
+			if done.State != "interrupted" || done.ExitStatus != nil || !strings.Contains(done.Note, "without the command's status line") {
 				t.Fatalf("after C-c: %+v; want interrupted, no exit status", done)
 			}
 			wantStatus(t, "the next command", runCmd(t, cs, map[string]any{"paneId": pane, "command": "exit 9"}), 9)

@@ -15,7 +15,7 @@ import (
 // maxToolsListBytes bounds tools/list with every tool of this build
 // enabled, tmux_run included: the whole list is sent into the model's
 // context at the start of a session.
-const maxToolsListBytes = 40_000
+const maxToolsListBytes = 43_000
 
 // TestToolsListSize measures tools/list, as a client receives it, with
 // every tool of this build on (all four toolsets and tmux_run), as the

@@ -45,6 +45,9 @@ func everyTool() []tool {
 		setSynchronizePanesTool(),
 		// Execute
 		runShellCommandTool(),
+		waitForRunTool(),
+		cancelRunTool(),
+		listRunsTool(),
 		waitForTextTool(),
 		waitForChannelTool(),
 		signalChannelTool(),

@@ -55,7 +55,7 @@ func (e *Engine) awaitRun(ctx context.Context, in Request, v *live.View, run *sh
 	default:
 		res.Outcome = Completed
 	}
-	e.runOutput(v, run, &res, &notes)
+	e.runOutput(v, run, in.From, &res, &notes)
 	switch res.Outcome {
 	case Completed:
 		st := run.status
@@ -63,7 +63,7 @@ func (e *Engine) awaitRun(ctx context.Context, in Request, v *live.View, run *sh
 		res.Cursor = cursor.Stream{Pane: run.pane, Epoch: v.Epoch(), Line: end}.String()
 	case TimedOut:
 		res.Handle = run.handle
-		notes = append([]string{fmt.Sprintf("the command is still running (handle %s): call run_shell_command with {\"paneId\":%q,\"handle\":%q} to wait for it and get its exit status and output; do not run it again", run.handle, run.pane, run.handle)}, notes...)
+		notes = append([]string{fmt.Sprintf("the command is still running (handle %s): call wait_for_run with {\"handle\":%q,\"cursor\":%q} to wait for it and get its exit status and the output after this; cancel_run stops it; do not run it again", run.handle, run.handle, FormatCursor(res.Next))}, notes...)
 		if why := e.stuck(ctx, v, run, &res); why != "" {
 			notes = append([]string{why}, notes...)
 		}
@@ -83,11 +83,12 @@ func (e *Engine) awaitRun(ctx context.Context, in Request, v *live.View, run *sh
 // cursor, and those lost). The tail is taken first, so the last line
 // printed is always in the answer, or its end when it alone is longer
 // than the budget.
-func (e *Engine) runOutput(v *live.View, run *shellRun, res *Result, notes *[]string) {
+func (e *Engine) runOutput(v *live.View, run *shellRun, from uint64, res *Result, notes *[]string) {
 	run.mu.Lock()
 	begin, end, count, last := run.begin, run.end, run.count, run.last
 	head := append([]string{}, run.head...)
 	run.mu.Unlock()
+	res.Next = from
 	if begin == 0 {
 		if res.Outcome != TimedOut {
 			*notes = append(*notes, "the command's output never started (its begin line was not seen)")
@@ -98,6 +99,21 @@ func (e *Engine) runOutput(v *live.View, run *shellRun, res *Result, notes *[]st
 	// is the frame's.
 	if end != 0 && count > 0 && last == "" {
 		count--
+	}
+	res.Next = count
+	// Lines before from were read already: the output starts after them.
+	if from > 0 {
+		from = min(from, count)
+		if from < uint64(len(head)) {
+			head = head[from:]
+		} else {
+			head = nil
+			if n := min(count-from, uint64(max(e.budget.Lines, 1))); n > 0 {
+				v.Read(func(l *live.Lines) { head = l.Get(begin+from+1, begin+from+n) })
+			}
+		}
+		begin += from
+		count -= from
 	}
 	lastLine := begin + count // line number of the last output line
 	total := int(count)
@@ -189,15 +205,13 @@ func runes(lines []string) int {
 	return n
 }
 
-// Collect answers a run by its handle (in.Handle): it waits for it (with
-// in.Wait) and answers its status and the output still kept.
+// Collect answers a run by its handle (in.Handle; in in.Pane when
+// given): it waits for it (with in.Wait) and answers its status and the
+// output still kept after in.From.
 func (e *Engine) Collect(ctx context.Context, in Request) (Result, error) {
-	run := e.runs.lookup(in.Handle)
-	if run == nil || run.pane != in.Pane {
-		return Result{}, fmt.Errorf("no command with handle %q in pane %s: handles come from run_shell_command answers and are kept %s after their command ended; read the pane with capture_since or capture_pane", in.Handle, in.Pane, e.viewKeep)
-	}
-	if run.view == nil {
-		return Result{}, fmt.Errorf("handle %q is of a command run without a control connection, which cannot be waited for again; read the pane with capture_since or capture_pane", in.Handle)
+	run, err := e.handleRun(in)
+	if err != nil {
+		return Result{}, err
 	}
 	return e.awaitRun(ctx, in, run.view, run), nil
 }

@@ -131,6 +131,9 @@ type Request struct {
 	// Wait starts the call's wait: a context that ends at its deadline
 	// (or with ctx), its length, and end, to call when the wait is over.
 	Wait func(ctx context.Context) (wctx context.Context, length time.Duration, end func())
+	// From is how many of the run's output lines a wait by Handle has
+	// read already (a cursor's count): its output starts after them.
+	From uint64
 	// Clamped, when not "", is a note that the wait asked for was clamped;
 	// the answer's note carries it.
 	Clamped string
@@ -145,7 +148,10 @@ type Result struct {
 	DroppedChars int
 	Cursor       string // a capture_since cursor after the output
 	Handle       string // to wait again, when the command may still run
-	Note         string
+	// Next counts the run's output lines through this answer's: the
+	// cursor of the next wait for the run (FormatCursor).
+	Next uint64
+	Note string
 }
 
 // Run types in.Command, framed, into in.Pane's shell and waits for it. On

@@ -106,11 +106,11 @@ func busyError(o *shellRun, handles bool) error {
 	if utf8.RuneCountInString(cmd) > 80 {
 		cmd = string([]rune(cmd)[:80]) + "…"
 	}
-	wait := fmt.Sprintf("wait for it with run_shell_command {\"paneId\":%q,\"handle\":%q}", o.pane, o.handle)
+	wait := fmt.Sprintf("wait for it with wait_for_run {\"handle\":%q} (cancel_run stops it)", o.handle)
 	if !handles {
-		wait = "watch it with capture_pane"
+		wait = "watch it with capture_pane, or stop it with send_keys C-c"
 	}
-	return fmt.Errorf("run_in_progress: pane %s is still running %q (handle %s, started %s ago); one command runs per pane at a time: %s, or stop it with send_keys C-c, or use another pane",
+	return fmt.Errorf("run_in_progress: pane %s is still running %q (handle %s, started %s ago); one command runs per pane at a time: %s, or use another pane",
 		o.pane, cmd, o.handle, time.Since(o.started).Round(time.Second), wait)
 }
 

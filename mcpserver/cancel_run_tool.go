@@ -1,0 +1,40 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type cancelRunParams struct {
+	Handle string `json:"handle" jsonschema:"from list_runs"`
+}
+
+func cancelRunTool() tool {
+	return &typedTool[cancelRunParams, runWaitResult]{toolSpec: toolSpec{
+		name:    "cancel_run",
+		blocks:  true,
+		toolset: Execute,
+		title:   "Cancel run",
+		description: "Stops a run by handle: C-c to its pane while the run is the foreground job there (else a refusal); answers as wait_for_run. " +
+			`Example: {"handle":"rsc-0123456789ab"}.`,
+		capability: Capability{
+			ProcessReach:        ReachPaneInput,
+			Effects:             []Effect{EffectObserve, EffectChange},
+			Outputs:             []Output{OutputTerminalContent},
+			InputLiteralization: map[string]Literalization{"handle": litNotSent},
+		},
+	}, handle: (*server).cancelRun}
+}
+
+func (s *server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in cancelRunParams) (runWaitResult, error) {
+	r, err := s.runRequest(req, in.Handle, "", nil, "cancel_run")
+	if err != nil {
+		return runWaitResult{}, err
+	}
+	res, err := s.shell.Cancel(ctx, r)
+	if err != nil {
+		return runWaitResult{}, err
+	}
+	return handleAnswer(in.Handle, res, s.effectiveTimeout(nil)), nil
+}

@@ -1,0 +1,50 @@
+package mcpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type listRunsParams struct{}
+
+type runRow struct {
+	Handle     string `json:"handle"`
+	Tool       string `json:"tool"`
+	PaneID     string `json:"paneId"`
+	Command    string `json:"command"`
+	Started    string `json:"started"`
+	State      string `json:"state"`
+	ExitStatus *int   `json:"exitStatus"`
+}
+
+type listRunsResult struct {
+	Runs []runRow `json:"runs"`
+}
+
+func listRunsTool() tool {
+	return &typedTool[listRunsParams, listRunsResult]{toolSpec: toolSpec{
+		name:    "list_runs",
+		toolset: Execute,
+		title:   "List runs",
+		description: "The runs this server started, in flight and recently ended, oldest first: handle, tool, pane, first line of the command, start, state, exit status. " +
+			`Example: {}.`,
+		capability: Capability{
+			ProcessReach: ReachNone,
+			Effects:      []Effect{EffectObserve},
+			Outputs:      []Output{OutputTmuxMetadata},
+			// No arguments.
+			InputLiteralization: map[string]Literalization{},
+		},
+	}, handle: (*server).listRuns}
+}
+
+func (s *server) listRuns(context.Context, *mcp.CallToolRequest, listRunsParams) (listRunsResult, error) {
+	res := listRunsResult{Runs: []runRow{}}
+	for _, r := range s.shell.List() {
+		res.Runs = append(res.Runs, runRow{Handle: r.Handle, Tool: "run_shell_command", PaneID: r.Pane, Command: r.Command,
+			Started: r.Started.UTC().Format(time.RFC3339), State: r.State, ExitStatus: r.ExitStatus})
+	}
+	return res, nil
+}
