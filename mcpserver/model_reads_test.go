@@ -46,7 +46,7 @@ func TestArgumentMistakesOneStyle(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"run_shell_command", map[string]any{}, "run_shell_command needs paneId; its arguments are command, force, handle, paneId, timeoutMs (required: paneId)"},
+		{"run_shell_command", map[string]any{}, "run_shell_command needs command and paneId; its arguments are command, force, paneId, timeoutMs (required: command, paneId)"},
 		{"send_keys", map[string]any{}, "send_keys needs paneId; its arguments are"},
 		{"get_pane_info", map[string]any{"paneId": nil}, "get_pane_info needs paneId; its arguments are paneId (required: paneId)"},
 		{"get_pane_info", map[string]any{"paneId": 3}, "get_pane_info: paneId must be a string, not number; its arguments are paneId (required: paneId)"},

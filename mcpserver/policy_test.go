@@ -137,7 +137,7 @@ func minus(a []string, b ...string) []string {
 // waits and the runs; every other call read before EOF gets its answer.
 func TestBlockingTools(t *testing.T) {
 	t.Parallel()
-	want := []string{"capture_since", "run_shell_command", "tmux_run", "wait_for_channel", "wait_for_text"}
+	want := []string{"cancel_run", "capture_since", "run_shell_command", "tmux_run", "wait_for_channel", "wait_for_run", "wait_for_text"}
 	if got := BlockingTools(); !slices.Equal(got, want) {
 		t.Errorf("BlockingTools() = %v; want %v", got, want)
 	}
