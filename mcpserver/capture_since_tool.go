@@ -246,7 +246,17 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	// what the screen shows now.
 	pos, perr := v.Position(ctx)
 	if perr != nil {
-		return captureSinceResult{}, s.explain(ctx, perr, "pane", in.PaneID), true
+		gone := errors.Is(perr, tmux.ErrNotFound) || errors.Is(perr, tmux.ErrNoServer)
+		if gone || ctx.Err() != nil || ctx.Value(viewRetried{}) != nil {
+			return captureSinceResult{}, s.explain(ctx, perr, "pane", in.PaneID), true
+		}
+		// The view's connection failed under it: a pane moved out of its
+		// session ends that session's client (tmux closes it when the
+		// session goes away), which a command can meet before the view
+		// hears of it. Start again, once, on a new view.
+		v.End()
+		release()
+		return s.captureSinceStream(context.WithValue(ctx, viewRetried{}, true), req, in)
 	}
 	if pos.SessionID != v.Session() {
 		// The pane moved to another session: its output no longer comes
@@ -330,3 +340,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	res.Note = strings.Join(notes, "; ")
 	return res, nil, true
 }
+
+// viewRetried marks a capture_since that already started again on a new
+// view after its view's connection failed.
+type viewRetried struct{}
