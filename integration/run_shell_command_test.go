@@ -58,9 +58,8 @@ func TestRunShellCommandStartsNoTmuxProcess(t *testing.T) {
 			obj, _ := p.answer("run_shell_command", args) // the pane is watched from here on
 			view := viewEpoch(t, obj)
 			// A run on the view the last run used starts no tmux process. A
-			// view that ended is opened again (one display-message process);
-			// seen under a saturated CPU, so it is allowed, not expected:
-			// most runs must find their view.
+			// view that ended is opened again (one display-message process):
+			// allowed, not expected; most runs must find their view.
 			reopened := 0
 			for i := range 20 {
 				before := count()

@@ -193,12 +193,12 @@ func (e *Engine) follow(v *live.View, run *shellRun, session string) {
 		case <-w.Ended:
 			w.Stop()
 			w = e.host.Watch(e.life, session, run.pane)
-			if e.paneGone(e.life, run.pane) {
+			if e.paneGoneOnView(v, run.pane) {
 				e.endRun(v, run, "the pane died")
 				return
 			}
 		case <-w.Wake:
-			if e.paneGone(e.life, run.pane) {
+			if e.paneGoneOnView(v, run.pane) {
 				e.endRun(v, run, "the pane died")
 				return
 			}
@@ -255,3 +255,18 @@ const interruptGrace = time.Second
 // promptPoll is how long after a change of the view a run looks whether
 // its shell is back at its prompt (see follow).
 const promptPoll = 100 * time.Millisecond
+
+// paneGoneOnView is paneGone asked over the view's control connection, so
+// that an event during a run (a layout change, the dead-pane subscription's
+// report) costs no tmux process; when the connection cannot answer, tmux
+// is asked directly.
+func (e *Engine) paneGoneOnView(v *live.View, pane string) bool {
+	pos, err := v.Position(e.life)
+	switch {
+	case err == nil:
+		return pos.Dead
+	case errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer):
+		return true
+	}
+	return e.paneGone(e.life, pane)
+}
