@@ -425,7 +425,7 @@ func waitAnswers(t *testing.T, lines []string) {
 
 // TestHostileFramesStdio plays the hostile frames over stdio.
 func TestHostileFramesStdio(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: each starts 128 tmux wait-for processes.
 	if testing.Short() {
 		t.Skip("hostile frames; skipped with -short")
 	}
@@ -480,7 +480,7 @@ func TestHostileFramesStdio(t *testing.T) {
 // TestHostileFramesHTTP plays the hostile frames over Streamable HTTP, then
 // SIGTERM with a call in flight: it is answered before the exit.
 func TestHostileFramesHTTP(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: each starts 128 tmux wait-for processes.
 	if testing.Short() {
 		t.Skip("hostile frames; skipped with -short")
 	}

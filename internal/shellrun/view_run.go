@@ -159,6 +159,7 @@ func (e *Engine) follow(v *live.View, run *shellRun, session string) {
 	// would pay it for each while it runs.
 	var grace, poll *time.Timer
 	var graceC, pollC <-chan time.Time
+	looks := 0 // looks since the last change of the view
 	defer func() {
 		for _, t := range []*time.Timer{grace, poll} {
 			if t != nil {
@@ -205,11 +206,21 @@ func (e *Engine) follow(v *live.View, run *shellRun, session string) {
 		case <-changed:
 			poll = time.NewTimer(promptPoll)
 			pollC = poll.C
+			looks = 0
 		case <-pollC:
 			pollC = nil
-			if graceC == nil && backAtPrompt() {
+			switch {
+			case graceC != nil:
+			case backAtPrompt():
 				grace = time.NewTimer(interruptGrace)
 				graceC = grace.C
+			case looks < promptLooks:
+				// The prompt can be drawn before the shell takes its
+				// terminal back (a loaded machine): look again, as no
+				// change of the view may come to wake this loop.
+				looks++
+				poll = time.NewTimer(promptPoll)
+				pollC = poll.C
 			}
 		case <-graceC:
 			graceC = nil
@@ -255,6 +266,10 @@ const interruptGrace = time.Second
 // promptPoll is how long after a change of the view a run looks whether
 // its shell is back at its prompt (see follow).
 const promptPoll = 100 * time.Millisecond
+
+// promptLooks is how many more looks follow a change of the view while the
+// shell is not back at its prompt: 5 s of them.
+const promptLooks = 50
 
 // paneGoneOnView is paneGone asked over the view's control connection, so
 // that an event during a run (a layout change, the dead-pane subscription's
