@@ -77,7 +77,7 @@ func TestBlockingCap(t *testing.T) {
 		}()
 	}
 	// Both are in flight once their tmux wait-for processes run.
-	tmuxtest.Eventually(t, 20*time.Second, "the two waits' wait-for processes", func() bool { return tmuxtest.CountProcesses(t, ts.Socket, "wait-for", "cap") >= 2 })
+	tmuxtest.Eventually(t, 60*time.Second, "the two waits' wait-for processes", func() bool { return tmuxtest.CountProcesses(t, ts.Socket, "wait-for", "cap") >= 2 })
 	refusal := callErr(t, cs, "wait_for_channel", map[string]any{"channel": "other", "timeoutMs": 1}, "")
 	if !strings.Contains(refusal, "2 blocking calls (waits and runs) are already in flight") || !strings.Contains(refusal, "LIBTMUX_MCP_MAX_BLOCKING") {
 		t.Errorf("the third blocking call answered %q; want the cap's refusal", refusal)
