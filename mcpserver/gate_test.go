@@ -139,8 +139,10 @@ func TestCaptureReadsOnlyWhatTheBudgetReturns(t *testing.T) {
 
 // TestDescriptorExhaustionToolError: a call that cannot start tmux for want
 // of descriptors answers a tool error naming the limit and the next step.
+// It holds every descriptor the test process may open, so it must not call
+// t.Parallel: a sequential test runs while the parallel ones wait, and a
+// parallel test beside it failed with "too many open files" in CI.
 func TestDescriptorExhaustionToolError(t *testing.T) {
-	t.Parallel()
 	ts := tmuxtest.Start(t)
 	ts.NewSession("s", "sh")
 	cs := connect(t, ts, Deps{})
