@@ -320,8 +320,9 @@ func (r *runner) overflowed(stream string) {
 }
 
 // limitWriter streams one of the script's outputs to the broker as records of at most job.MaxChunk
-// bytes, up to its limit. The first byte over the limit is an overflow: the bytes up to the limit
-// are sent, that byte and every later one are dropped, and the group is stopped.
+// bytes, up to its limit (every byte when the limit is job.Unlimited). The first byte over the
+// limit is an overflow: the bytes up to the limit are sent, that byte and every later one are
+// dropped, and the group is stopped.
 type limitWriter struct {
 	r      *runner
 	kind   job.Kind
@@ -364,7 +365,7 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	keep := p
-	if room := w.limit - w.n; len(p) > room {
+	if room := w.limit - w.n; w.limit != job.Unlimited && len(p) > room {
 		keep, w.over = p[:room], true
 	}
 	for rest := keep; len(rest) > 0; {

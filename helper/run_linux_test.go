@@ -358,6 +358,12 @@ func TestRun(t *testing.T) {
 			want: exited(0), stdout: strings.Repeat("\x00", job.MaxOutput),
 		},
 		{
+			// A background run's streams: every byte goes to the broker, nothing overflows.
+			name: "unlimited streams", script: "head -c 1000000 /dev/zero; head -c 300000 /dev/zero >&2; exit 4",
+			edit: func(j *job.Job) { j.StdoutLimit, j.StderrLimit = job.Unlimited, job.Unlimited },
+			want: exited(4), stdout: strings.Repeat("\x00", 1000000), stderr: strings.Repeat("\x00", 300000),
+		},
+		{
 			name: "limit 0 with output", script: "echo x",
 			edit: func(j *job.Job) { j.StdoutLimit = 0 },
 			want: overflow(job.StreamStdout), groupGone: true,

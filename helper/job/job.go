@@ -21,6 +21,9 @@ const (
 	MaxOutput = 262144
 	// DefaultOutput is the stdout and stderr limit the broker uses when the caller gives none.
 	DefaultOutput = 65536
+	// Unlimited as a stream's limit streams every byte and never overflows: a background run,
+	// whose broker keeps a bounded head and tail of each stream itself. On the wire it is -1.
+	Unlimited = -1
 	// MaxChunk is the largest payload of one out or err record, in bytes.
 	MaxChunk = 32 * 1024
 	// MaxHeader is the longest header line in either direction, newline included.
@@ -48,8 +51,8 @@ type Job struct {
 	RunID string
 	// Digest is the lowercase hex BLAKE3-256 of Script, as authorized by the broker ([Digest]).
 	Digest string
-	// StdoutLimit and StderrLimit are the most bytes each stream may carry, 0..[MaxOutput].
-	// One byte more is an overflow; 0 means any byte is one.
+	// StdoutLimit and StderrLimit are the most bytes each stream may carry, 0..[MaxOutput], or
+	// [Unlimited]. One byte more is an overflow; 0 means any byte is one.
 	StdoutLimit, StderrLimit int
 	// Umask is the shell's umask, 0..0777.
 	Umask int
@@ -76,10 +79,10 @@ func (j Job) validate() error {
 		return malformed("run id %q is not 32 lowercase hex digits", j.RunID)
 	case !isHex(j.Digest, 64):
 		return malformed("digest %q is not 64 lowercase hex digits", j.Digest)
-	case j.StdoutLimit < 0 || j.StdoutLimit > MaxOutput:
-		return malformed("stdout limit %d is outside 0..%d", j.StdoutLimit, MaxOutput)
-	case j.StderrLimit < 0 || j.StderrLimit > MaxOutput:
-		return malformed("stderr limit %d is outside 0..%d", j.StderrLimit, MaxOutput)
+	case !validLimit(j.StdoutLimit):
+		return malformed("stdout limit %d is neither %d nor 0..%d", j.StdoutLimit, Unlimited, MaxOutput)
+	case !validLimit(j.StderrLimit):
+		return malformed("stderr limit %d is neither %d nor 0..%d", j.StderrLimit, Unlimited, MaxOutput)
 	case j.Umask < 0 || j.Umask > 0o777:
 		return malformed("umask %#o is outside 0..0777", j.Umask)
 	case !strings.HasPrefix(j.Dir, "/") || len(j.Dir) > MaxDir || strings.IndexByte(j.Dir, 0) >= 0:
@@ -171,8 +174,8 @@ func ReadMessage(r *bufio.Reader) (MessageKind, Job, error) {
 	if f[1] != "2" {
 		return 0, Job{}, malformed("job version %q is not 2", f[1])
 	}
-	stdoutLimit, ok1 := parseNumber(f[4], 0, MaxOutput)
-	stderrLimit, ok2 := parseNumber(f[5], 0, MaxOutput)
+	stdoutLimit, ok1 := parseLimit(f[4])
+	stderrLimit, ok2 := parseLimit(f[5])
 	umask, ok3 := parseNumber(f[6], 0, 0o777)
 	dirLen, ok4 := parseNumber(f[7], 1, MaxDir)
 	envLen, ok5 := parseNumber(f[8], 0, MaxEnv)
@@ -433,6 +436,17 @@ func unexpectedEOF(err error) error {
 
 // parseNumber parses a canonical decimal number in lo..hi: digits only, no sign, no leading
 // zero, so that every value has exactly one spelling on the wire.
+// validLimit reports whether n is a stream limit a job may carry.
+func validLimit(n int) bool { return n == Unlimited || (n >= 0 && n <= MaxOutput) }
+
+// parseLimit parses a stream limit: "-1" ([Unlimited]) or 0..[MaxOutput].
+func parseLimit(s string) (int, bool) {
+	if s == "-1" {
+		return Unlimited, true
+	}
+	return parseNumber(s, 0, MaxOutput)
+}
+
 func parseNumber(s string, lo, hi int) (int, bool) {
 	if s == "" || len(s) > 10 || (len(s) > 1 && s[0] == '0') {
 		return 0, false

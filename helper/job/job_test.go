@@ -37,6 +37,7 @@ func TestJobRoundTrip(t *testing.T) {
 			Env: []string{"PATH=/bin", "EMPTY=", "MULTI=a\nb=c"}, Script: []byte{}},
 		{RunID: testRunID, StdoutLimit: job.MaxOutput, StderrLimit: 0, Dir: "/" + strings.Repeat("d", job.MaxDir-1),
 			Env: []string{"BIG=" + strings.Repeat("v", job.MaxEnv-5)}, Script: bytes.Repeat([]byte{'\n', 0xff}, job.MaxScript/2)},
+		{RunID: testRunID, StdoutLimit: job.Unlimited, StderrLimit: job.Unlimited, Dir: "/", Script: []byte("yes | head -c 20000000")},
 	}
 	for _, jb := range tests {
 		jb.Digest = job.Digest(jb.Script)
@@ -100,7 +101,7 @@ func TestReadMessageRejects(t *testing.T) {
 		{"run id too short", jobLine(set(1, testRunID[1:])) + "/x", job.ErrMalformed},
 		{"digest has uppercase", jobLine(set(2, strings.ToUpper(digest))) + "/x", job.ErrMalformed},
 		{"stdout limit over the ceiling", jobLine(set(3, "262145")) + "/x", job.ErrMalformed},
-		{"negative stderr limit", jobLine(set(4, "-1")) + "/x", job.ErrMalformed},
+		{"negative stderr limit other than unlimited", jobLine(set(4, "-2")) + "/x", job.ErrMalformed},
 		{"umask over 0777", jobLine(set(5, "512")) + "/x", job.ErrMalformed},
 		{"empty directory", jobLine(set(6, "0")) + "x", job.ErrMalformed},
 		{"relative directory", jobLine(same) + "xx", job.ErrMalformed},
@@ -136,7 +137,7 @@ func TestWriteJobRefuses(t *testing.T) {
 		{"short run id", func(j *job.Job) { j.RunID = "abc" }},
 		{"digest not hex", func(j *job.Job) { j.Digest = strings.Repeat("g", 64) }},
 		{"stdout limit over the ceiling", func(j *job.Job) { j.StdoutLimit = job.MaxOutput + 1 }},
-		{"negative stderr limit", func(j *job.Job) { j.StderrLimit = -1 }},
+		{"negative stderr limit other than unlimited", func(j *job.Job) { j.StderrLimit = -2 }},
 		{"umask over 0777", func(j *job.Job) { j.Umask = 0o1000 }},
 		{"relative directory", func(j *job.Job) { j.Dir = "tmp" }},
 		{"directory too long", func(j *job.Job) { j.Dir = "/" + strings.Repeat("d", job.MaxDir) }},
