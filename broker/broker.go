@@ -36,6 +36,13 @@ type Config struct {
 type Limits struct {
 	ShellAnswer time.Duration // how long a shell has to answer RUN; DefaultShellAnswer when 0
 	RunTimeout  time.Duration // ceiling of one run; DefaultRunTimeout when 0
+	// BackgroundTimeout is the ceiling of one background run; DefaultBackgroundTimeout when 0.
+	BackgroundTimeout time.Duration
+	// MaxBackground is how many background runs may be in flight; DefaultMaxBackground when 0.
+	MaxBackground int
+	// BackgroundOutput is how many bytes of each stream a background run keeps;
+	// DefaultBackgroundOutput when 0.
+	BackgroundOutput int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -44,6 +51,15 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.RunTimeout <= 0 {
 		l.RunTimeout = DefaultRunTimeout
+	}
+	if l.BackgroundTimeout <= 0 {
+		l.BackgroundTimeout = DefaultBackgroundTimeout
+	}
+	if l.MaxBackground <= 0 {
+		l.MaxBackground = DefaultMaxBackground
+	}
+	if l.BackgroundOutput <= 0 {
+		l.BackgroundOutput = DefaultBackgroundOutput
 	}
 	return l
 }
@@ -239,6 +255,10 @@ type Broker struct {
 	wg      sync.WaitGroup         // connection goroutines
 	runWG   sync.WaitGroup         // runs in flight
 	closed  bool
+
+	background map[string]*Background // by handle: background runs in flight and kept after
+	bgRunning  int                    // background runs in flight, or being started
+	bgWG       sync.WaitGroup         // background runs' followers
 }
 
 // New makes a broker that serves on ln, which it then owns: Close closes it. cfg.Registry is
@@ -261,7 +281,7 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	b := &Broker{
 		cfg: cfg, l: ln, sock: ln.sock, ln: ln.ln, uid: os.Getuid(), bootID: boot, server: cfg.Server,
 		shells: map[string]*shell{}, runs: map[string]*run{}, busy: map[string]bool{},
-		history: map[string][]RunRecord{},
+		history: map[string][]RunRecord{}, background: map[string]*Background{},
 	}
 	if cfg.Server.SocketPath != "" {
 		b.serverSock, _ = os.Stat(cfg.Server.SocketPath)
@@ -317,6 +337,7 @@ func (b *Broker) Close() error {
 	b.mu.Unlock()
 	err := b.ln.Close()
 	b.runWG.Wait()
+	b.stopBackground()
 	for _, sh := range shells {
 		sh.close()
 	}

@@ -90,16 +90,7 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 			continue
 		}
 		b.stamp(req.Pane, sh.e.PID, id)
-		dir := rep.dir
-		if !filepath.IsAbs(dir) || len(dir) > job.MaxDir {
-			dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd"
-		} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd" // $PWD was renamed or removed
-		}
-		j := job.Job{
-			RunID: id, Digest: out.Receipt.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit,
-			Umask: attrs.Umask, Dir: dir, Env: environment(rep.env), Script: req.Script,
-		}
+		j := newJob(sh, rep, attrs, req, out.Receipt)
 		sh.setRunning(true)
 		if err := job.WriteJob(h.conn, j); err != nil {
 			sh.dropHelper(h)
@@ -112,6 +103,21 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 			return fail(refused(CodeSpawnFailed, fmt.Sprintf("cannot send the job to the helper: %v", err)))
 		}
 		return b.execute(ctx, sh, h, req, out)
+	}
+}
+
+// newJob is the job of req for the helper, with the shell's directory, environment and umask
+// at the moment it agreed (rep, attrs).
+func newJob(sh *shell, rep reply, attrs peercred.Attrs, req Request, r *Receipt) job.Job {
+	dir := rep.dir
+	if !filepath.IsAbs(dir) || len(dir) > job.MaxDir {
+		dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd"
+	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = "/proc/" + strconv.Itoa(sh.e.PID) + "/cwd" // $PWD was renamed or removed
+	}
+	return job.Job{
+		RunID: r.RunID, Digest: r.ScriptDigest, StdoutLimit: req.StdoutLimit, StderrLimit: req.StderrLimit,
+		Umask: attrs.Umask, Dir: dir, Env: environment(rep.env), Script: req.Script,
 	}
 }
 

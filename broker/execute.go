@@ -126,7 +126,7 @@ func (b *Broker) finish(out Outcome, rec job.Record, stopCode Code, req Request)
 			limit = req.StderrLimit
 		}
 		out.Code = CodeOutputOverflow
-		out.Message = fmt.Sprintf("the script wrote more than %d bytes to %s, so it was stopped; raise %s_limit (at most %d) or write less", limit, rec.Stream, rec.Stream, MaxOutputLimit)
+		out.Message = fmt.Sprintf("the script wrote more than %d bytes to %s, so it was stopped; raise %s_limit (at most %d), write less, or start it with tmux_run_start, which keeps the head and tail of any output", limit, rec.Stream, rec.Stream, MaxOutputLimit)
 	case job.KindStopped:
 		out.Code = stopCode
 		if out.Code == "" {

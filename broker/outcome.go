@@ -35,6 +35,7 @@ const (
 	CodeProcessChanged    Code = "process_changed"
 	CodePaneDead          Code = "pane_dead"
 	CodeRunInProgress     Code = "run_in_progress"
+	CodeTooManyRuns       Code = "too_many_runs" // tmux_run_start: the cap of background runs in flight
 	CodeShellBusy         Code = "shell_busy"
 	CodeNotAtPrompt       Code = "not_at_prompt"
 	CodeSpawnFailed       Code = "spawn_failed"

@@ -36,51 +36,76 @@ func (r *refusal) outcome() Outcome {
 // error: every outcome, failures included, is an Outcome that says how far
 // the request got.
 func (b *Broker) Run(ctx context.Context, req Request) Outcome {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	if !b.enter() {
 		return refused(CodeBrokerUnavailable, "the tmux_run broker is shutting down").outcome()
 	}
-	b.runWG.Add(1)
-	b.mu.Unlock()
 	defer b.runWG.Done()
-	if bad, ok := req.Check(); !ok {
-		return bad
-	}
-	e, state := b.cfg.Registry.Lookup(req.Pane)
-	if state == enroll.StateNone || state == enroll.StateInvited {
-		r := refused(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person enrolls it by typing eval \"$(libtmux-mcp enroll)\" in that pane's zsh; list_panes shows enrollment", req.Pane, state))
-		r.recovery = RecoveryEnroll
-		return r.outcome()
-	}
-	sh := b.shellFor(req.Pane)
-	if !b.authorizedFast(e, state, sh, req) {
-		// Something is off, or cannot be known without tmux: ask tmux, once, and answer the
-		// exact code.
-		if r := b.authorizeSlow(ctx, e, state, req); r != nil {
-			return r.outcome()
-		}
-	}
-	if sh == nil || sh.e != e {
-		return shellGone(fmt.Sprintf("the enrolled shell of pane %s closed its connection", req.Pane)).outcome()
+	e, sh, bad := b.admit(ctx, req)
+	if bad != nil {
+		return *bad
 	}
 	if !b.reserve(req.Pane) {
 		return refused(CodeRunInProgress, fmt.Sprintf("pane %s already has a run in flight; wait for it to finish", req.Pane)).outcome()
 	}
 	defer b.release(req.Pane)
 
-	receipt := &Receipt{
-		RunID: enroll.NewRunID(), ScriptDigest: job.Digest(req.Script), ServerGeneration: req.Generation,
-		PaneID: req.Pane, EnrollmentGeneration: e.ID, ProcessGeneration: e.ProcessGeneration,
-	}
 	// Output buffers are reserved at their limits before authorization, so
 	// a run that starts never fails for want of memory to hold its answer.
 	out := Outcome{Delivery: NotSent, Stdout: make([]byte, 0, req.StdoutLimit), Stderr: make([]byte, 0, req.StderrLimit)}
-	out.Receipt = receipt
+	out.Receipt = newReceipt(req, e)
 	start := time.Now()
 	out = b.dispatch(ctx, sh, req, out)
 	b.remember(req.Pane, start, req.Script, out)
 	return out
+}
+
+// enter counts a call in flight (runWG) unless the broker is closing.
+func (b *Broker) enter() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.runWG.Add(1)
+	return true
+}
+
+// admit checks req and authorizes it against the pane's enrollment: the enrollment and its
+// shell, or the refusal (an Outcome that was never sent).
+func (b *Broker) admit(ctx context.Context, req Request) (*enroll.Enrollment, *shell, *Outcome) {
+	if bad, ok := req.Check(); !ok {
+		return nil, nil, &bad
+	}
+	no := func(r *refusal) (*enroll.Enrollment, *shell, *Outcome) {
+		out := r.outcome()
+		return nil, nil, &out
+	}
+	e, state := b.cfg.Registry.Lookup(req.Pane)
+	if state == enroll.StateNone || state == enroll.StateInvited {
+		r := refused(CodeNotEnrolled, fmt.Sprintf("pane %s is not enrolled (%s); a person enrolls it by typing eval \"$(libtmux-mcp enroll)\" in that pane's zsh; list_panes shows enrollment", req.Pane, state))
+		r.recovery = RecoveryEnroll
+		return no(r)
+	}
+	sh := b.shellFor(req.Pane)
+	if !b.authorizedFast(e, state, sh, req) {
+		// Something is off, or cannot be known without tmux: ask tmux, once, and answer the
+		// exact code.
+		if r := b.authorizeSlow(ctx, e, state, req); r != nil {
+			return no(r)
+		}
+	}
+	if sh == nil || sh.e != e {
+		return no(shellGone(fmt.Sprintf("the enrolled shell of pane %s closed its connection", req.Pane)))
+	}
+	return e, sh, nil
+}
+
+// newReceipt is the authorization of a new run of req on enrollment e.
+func newReceipt(req Request, e *enroll.Enrollment) *Receipt {
+	return &Receipt{
+		RunID: enroll.NewRunID(), ScriptDigest: job.Digest(req.Script), ServerGeneration: req.Generation,
+		PaneID: req.Pane, EnrollmentGeneration: e.ID, ProcessGeneration: e.ProcessGeneration,
+	}
 }
 
 func (b *Broker) reserve(pane string) bool {
