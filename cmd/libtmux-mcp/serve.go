@@ -73,7 +73,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 	}
 
 	var runs *tmuxRun
-	if sel.Has("tmux_run") {
+	if usesBroker(sel) {
 		startup, err := pending.Wait(ctx) // settled before tmux_run: see ensure
 		if err != nil {
 			return err
@@ -134,7 +134,7 @@ func serveWith(ctx context.Context, cfg config.Config, run func(ctx context.Cont
 func ensure(ctx context.Context, cfg config.Config, client *tmux.Client, sel mcpserver.Selection) (*tmux.PendingStartup, mcpserver.Selection, error) {
 	want := tmux.Want{Panes: len(cfg.EnrollPanes) > 0}
 	early := cfg.Toolsets != nil || !cfg.Route.MayStartMinimal()
-	if early && !sel.Has("tmux_run") {
+	if early && !usesBroker(sel) {
 		return client.EnsureLater(ctx, want), sel, nil
 	}
 	startup, err := client.Ensure(ctx, want)
@@ -199,4 +199,10 @@ func startupLine(cfg config.Config, st tmux.Startup, sel mcpserver.Selection) st
 	return fmt.Sprintf("libtmux-mcp %s serving %s %s (tmux %s), toolsets %s, %d named inclusions (%s), %d exclusions (%s)",
 		cfg.Version, st.Provenance.State, cfg.Route.Socket(), st.Version.Text, list(sel.Toolsets),
 		len(sel.Enabled), list(sel.Enabled), len(sel.Excluded), list(sel.Excluded))
+}
+
+// usesBroker reports whether sel has a tool that runs in enrolled shells, and so needs the
+// tmux_run broker.
+func usesBroker(sel mcpserver.Selection) bool {
+	return sel.Has("tmux_run") || sel.Has("tmux_run_start")
 }

@@ -104,6 +104,10 @@ type ServerLimits struct {
 type BrokerLimits struct {
 	ShellAnswer time.Duration // LIBTMUX_MCP_SHELL_ANSWER_MS
 	RunTimeout  time.Duration // --run-timeout, LIBTMUX_MCP_RUN_TIMEOUT
+	// BackgroundTimeout: --background-timeout, LIBTMUX_MCP_BACKGROUND_TIMEOUT.
+	BackgroundTimeout time.Duration
+	MaxBackground     int // LIBTMUX_MCP_MAX_BACKGROUND_RUNS
+	BackgroundOutput  int // LIBTMUX_MCP_BACKGROUND_OUTPUT_BYTES, per stream
 }
 
 // TransportLimits are the settings of httpserve.Limits; MaxFrame bounds one

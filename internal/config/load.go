@@ -66,7 +66,7 @@ type rawFlags struct {
 // singleValueFlags and repeatFlags are the flags that take a value.
 var (
 	singleValueFlags = []string{"socket", "socket-name", "tmux-config", "tmux-bin", "toolsets",
-		"enrollment-timeout", "run-timeout", "helper", "log-level", "http"}
+		"enrollment-timeout", "run-timeout", "background-timeout", "helper", "log-level", "http"}
 	repeatFlags = []string{"enable-tool", "exclude-tool", "enroll-pane"}
 )
 
@@ -360,9 +360,10 @@ func (l *configLoader) enrollment(cfg *Config) error {
 		return fmt.Errorf("%d panes given with --enroll-pane; at most %d can be enrolled, so drop %d", n, enroll.MaxPanes, n-enroll.MaxPanes)
 	}
 
-	enabled := slices.Contains(cfg.EnableTools, runToolName)
+	// tmux_run_start needs the broker and the helper as tmux_run does.
+	enabled := slices.Contains(cfg.EnableTools, runToolName) || slices.Contains(cfg.EnableTools, runToolName+"_start")
 	switch {
-	case enabled && slices.Contains(cfg.ExcludeTools, runToolName):
+	case slices.Contains(cfg.EnableTools, runToolName) && slices.Contains(cfg.ExcludeTools, runToolName):
 		return errors.New("tmux_run is both enabled and excluded; remove it from --exclude-tool/LIBTMUX_EXCLUDE_TOOLS or from --enable-tool/LIBTMUX_TOOLS")
 	case !enabled && len(cfg.EnrollPanes) > 0:
 		return errors.New("--enroll-pane needs tmux_run; add --enable-tool tmux_run")
@@ -384,6 +385,13 @@ func (l *configLoader) enrollment(cfg *Config) error {
 			return err
 		}
 		cfg.Broker.RunTimeout = d
+	}
+	if v, ok := l.pick("background-timeout", "LIBTMUX_MCP_BACKGROUND_TIMEOUT"); ok {
+		d, err := positiveDuration(v)
+		if err != nil {
+			return err
+		}
+		cfg.Broker.BackgroundTimeout = d
 	}
 	if enabled {
 		h, err := l.helper()
@@ -491,6 +499,8 @@ func (l *configLoader) limits(cfg *Config) error {
 		{"LIBTMUX_MCP_MAX_FRAME_BYTES", &cfg.Transport.MaxFrame, MinMaxFrame, MaxMaxFrame, "number of bytes"},
 		{"LIBTMUX_MCP_MAX_BLOCKING", &cfg.Server.MaxBlocking, 1, 100000, "number of calls"},
 		{"LIBTMUX_MCP_HTTP_MAX_SESSIONS", &cfg.Transport.MaxSessions, 1, 100000, "number of sessions"},
+		{"LIBTMUX_MCP_MAX_BACKGROUND_RUNS", &cfg.Broker.MaxBackground, 1, 64, "number of runs"},
+		{"LIBTMUX_MCP_BACKGROUND_OUTPUT_BYTES", &cfg.Broker.BackgroundOutput, 4096, 1 << 30, "number of bytes"},
 	}
 	for _, c := range counts {
 		n, ok, err := l.positive(c.env)

@@ -155,6 +155,17 @@ func TestLoad(t *testing.T) {
 				c.EnrollPanes = []EnrollPane{{"%1", "/tmp/e1"}}
 				c.EnrollTimeout, c.Broker.RunTimeout = 300*time.Second, 5*time.Minute
 			}},
+		{name: "background settings", why: "tmux_run_start's time limit, cap and kept output are settings",
+			args: []string{"--enable-tool", "tmux_run_start", "--helper", helper, "--background-timeout", "3h"},
+			env:  map[string]string{"LIBTMUX_MCP_MAX_BACKGROUND_RUNS": "2", "LIBTMUX_MCP_BACKGROUND_OUTPUT_BYTES": "4096"},
+			want: func(c *Config) {
+				c.EnableTools, c.Helper = []string{"tmux_run_start"}, helper
+				c.Broker.BackgroundTimeout, c.Broker.MaxBackground, c.Broker.BackgroundOutput = 3*time.Hour, 2, 4096
+			}},
+		{name: "background cap over the ceiling", why: "at most 64 background runs",
+			env: map[string]string{"LIBTMUX_MCP_MAX_BACKGROUND_RUNS": "65"}, errHas: []string{"LIBTMUX_MCP_MAX_BACKGROUND_RUNS", "at most 64"}},
+		{name: "background timeout not a duration", why: "LIBTMUX_MCP_BACKGROUND_TIMEOUT is a Go duration",
+			env: map[string]string{"LIBTMUX_MCP_BACKGROUND_TIMEOUT": "later"}, errHas: []string{"LIBTMUX_MCP_BACKGROUND_TIMEOUT", `"later"`}},
 		{name: "run timeout variable", why: "LIBTMUX_MCP_RUN_TIMEOUT is a Go duration",
 			env: map[string]string{"LIBTMUX_MCP_RUN_TIMEOUT": "90s"}, want: func(c *Config) { c.Broker.RunTimeout = 90 * time.Second }},
 		{name: "variables only", why: "every variable-only setting at a legal value",
