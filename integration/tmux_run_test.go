@@ -31,6 +31,12 @@ type enrolled struct {
 // invitation on stderr.
 func invitePane(t testing.TB, args []string, before ...string) *enrolled {
 	t.Helper()
+	return invitePaneEnv(t, args, nil, before...)
+}
+
+// invitePaneEnv is invitePane with env added to the server's environment.
+func invitePaneEnv(t testing.TB, args, env []string, before ...string) *enrolled {
+	t.Helper()
 	b := build(t)
 	if b.helper == "" {
 		t.Fatal("cmd/libtmux-mcp-helper is missing")
@@ -42,7 +48,7 @@ func invitePane(t testing.TB, args []string, before ...string) *enrolled {
 	}
 	file := filepath.Join(ts.Dir, "enroll.zsh")
 	args = append([]string{"--socket", ts.Socket, "--enable-tool", "tmux_run", "--enroll-pane", pane + "=" + file, "--helper", b.helper}, args...)
-	p := start(t, cleanEnv(t, shortTempDir(t), "LIBTMUX_MCP_SHELL_ANSWER_MS=4000", "LIBTMUX_MCP_LOG=info"), args...)
+	p := start(t, cleanEnv(t, shortTempDir(t), append([]string{"LIBTMUX_MCP_SHELL_ANSWER_MS=4000", "LIBTMUX_MCP_LOG=info"}, env...)...), args...)
 	p.startupLine()
 	if _, ok := p.stderr.line("source "+file, 30*time.Second); !ok {
 		t.Fatalf("no invitation on stderr:\n%s", p.stderr)

@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"strings"
 
+	"github.com/libtmux/libtmux-mcp/broker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -16,7 +18,7 @@ func cancelRunTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Cancel run",
-		description: "Stops a run by handle: C-c to its pane while the run is the foreground job there (else a refusal); answers as wait_for_run. " +
+		description: "Stops a run by handle: a tmux_run_start run's process group (TERM, then KILL); a run_shell_command run by C-c while it is its pane's foreground job (else a refusal). Answers as wait_for_run. " +
 			`Example: {"handle":"rsc-0123456789ab"}.`,
 		capability: Capability{
 			ProcessReach:        ReachPaneInput,
@@ -28,6 +30,9 @@ func cancelRunTool() tool {
 }
 
 func (s *server) cancelRun(ctx context.Context, req *mcp.CallToolRequest, in cancelRunParams) (runWaitResult, error) {
+	if strings.HasPrefix(in.Handle, broker.HandlePrefix) {
+		return s.backgroundRun(ctx, req, in.Handle, "", nil, true)
+	}
 	r, err := s.runRequest(req, in.Handle, "", nil, "cancel_run")
 	if err != nil {
 		return runWaitResult{}, err

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,6 +18,7 @@ type runRow struct {
 	Started    string `json:"started"`
 	State      string `json:"state"`
 	ExitStatus *int   `json:"exitStatus"`
+	started    time.Time
 }
 
 type listRunsResult struct {
@@ -44,7 +46,18 @@ func (s *server) listRuns(context.Context, *mcp.CallToolRequest, listRunsParams)
 	res := listRunsResult{Runs: []runRow{}}
 	for _, r := range s.shell.List() {
 		res.Runs = append(res.Runs, runRow{Handle: r.Handle, Tool: "run_shell_command", PaneID: r.Pane, Command: r.Command,
-			Started: r.Started.UTC().Format(time.RFC3339), State: r.State, ExitStatus: r.ExitStatus})
+			Started: r.Started.UTC().Format(time.RFC3339), State: r.State, ExitStatus: r.ExitStatus, started: r.Started})
 	}
+	if s.runner != nil {
+		for _, v := range s.runner.Backgrounds() {
+			row := runRow{Handle: v.Handle, Tool: "tmux_run_start", PaneID: v.Pane, Command: v.Command,
+				Started: v.Started.UTC().Format(time.RFC3339), State: backgroundState(v), started: v.Started}
+			if c := v.Completion; c != nil && !c.Signaled {
+				row.ExitStatus = &c.Status
+			}
+			res.Runs = append(res.Runs, row)
+		}
+	}
+	slices.SortStableFunc(res.Runs, func(a, b runRow) int { return a.started.Compare(b.started) })
 	return res, nil
 }

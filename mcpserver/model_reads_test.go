@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -134,6 +135,20 @@ func (r refusingRunner) Run(_ context.Context, req broker.Request) broker.Outcom
 	}
 	return broker.Outcome{Code: broker.CodeNotEnrolled, Message: "pane " + req.Pane + " is not enrolled", Delivery: broker.NotSent, Recovery: broker.RecoveryEnroll}
 }
+
+func (r refusingRunner) Start(ctx context.Context, req broker.Request) (broker.Outcome, string) {
+	return r.Run(ctx, req), ""
+}
+
+func (refusingRunner) WaitBackground(context.Context, string, [2]int64, int) (broker.BackgroundView, error) {
+	return broker.BackgroundView{}, errors.New("no background runs")
+}
+
+func (refusingRunner) CancelBackground(context.Context, string, [2]int64, int) (broker.BackgroundView, error) {
+	return broker.BackgroundView{}, errors.New("no background runs")
+}
+
+func (refusingRunner) Backgrounds() []broker.BackgroundView { return nil }
 
 // TestTmuxRunRefusalNamesTheStepThatHelps: not_enrolled says, for each
 // case, what actually helps: a pane never enrolled needs a person to type

@@ -113,6 +113,10 @@ func Select(p tmux.Provenance, toolsets, enable, exclude []string) (Selection, e
 	}
 	for _, name := range enable {
 		on[name] = true
+		// tmux_run_start comes with tmux_run: the same opt-in, the same enrolled panes.
+		if name == "tmux_run" {
+			on["tmux_run_start"] = true
+		}
 	}
 	for _, name := range exclude {
 		delete(on, name)

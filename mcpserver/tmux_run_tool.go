@@ -31,7 +31,7 @@ const tmuxRunDescription = "Runs a POSIX sh script in a pane whose zsh a person 
 	"The script gets the shell's directory and exported environment, stdin closed; cd and export do not persist. " +
 	"A shell not idle at an empty prompt answers shell_busy or not_at_prompt at once, and nothing runs, ever. " +
 	"Each output is capped (65536 bytes; stdout_limit, stderr_limit up to 262144): more stops the script, output_overflow. " +
-	"A nonzero exit or a signal is ok:true. Errors say by delivery whether the script could have run. target.generation: serverGeneration from list_panes. " +
+	"For longer runs or more output, tmux_run_start. A nonzero exit or a signal is ok:true. Errors say by delivery whether the script could have run. target.generation: serverGeneration from list_panes. " +
 	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}.`
 
 // tmuxRunArgs are tmux_run's arguments as the contract names them.
@@ -46,9 +46,13 @@ type tmuxRunArgs struct {
 	StderrLimit *int    `json:"stderr_limit"`
 }
 
-// Runner runs tmux_run requests; *broker.Broker is the one implementation.
+// Runner runs tmux_run and tmux_run_start requests; *broker.Broker is the one implementation.
 type Runner interface {
 	Run(ctx context.Context, req broker.Request) broker.Outcome
+	Start(ctx context.Context, req broker.Request) (broker.Outcome, string)
+	WaitBackground(ctx context.Context, handle string, from [2]int64, budget int) (broker.BackgroundView, error)
+	CancelBackground(ctx context.Context, handle string, from [2]int64, budget int) (broker.BackgroundView, error)
+	Backgrounds() []broker.BackgroundView
 }
 
 func tmuxRunTool() tool {

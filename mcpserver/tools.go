@@ -61,6 +61,7 @@ func everyTool() []tool {
 		clearPaneScrollbackTool(),
 		// Opt-in, in no toolset
 		tmuxRunTool(),
+		tmuxRunStartTool(),
 	}
 }
 
