@@ -7,7 +7,7 @@ import (
 )
 
 type cancelRunParams struct {
-	Handle string `json:"handle" jsonschema:"from list_runs"`
+	Handle string `json:"handle"`
 }
 
 func cancelRunTool() tool {

@@ -11,8 +11,8 @@ import (
 type capturePaneParams struct {
 	PaneID      string `json:"paneId"`
 	Start       *int   `json:"start,omitempty" jsonschema:"first line: 0 = screen top, -100 = 100 lines up"`
-	End         *int   `json:"end,omitempty" jsonschema:"last line; omitted = bottom"`
-	JoinWrapped bool   `json:"joinWrapped,omitempty" jsonschema:"join wrapped lines"`
+	End         *int   `json:"end,omitempty"`
+	JoinWrapped bool   `json:"joinWrapped,omitempty"`
 }
 
 type capturePaneResult struct {

@@ -10,7 +10,7 @@ import (
 type createWindowParams struct {
 	sessionRef
 	Name           string `json:"name,omitempty"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path; omitted = the active pane's"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute; omitted: the active pane's"`
 }
 
 type createWindowResult struct {

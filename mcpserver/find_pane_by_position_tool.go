@@ -9,8 +9,8 @@ import (
 
 type findPaneParams struct {
 	WindowID string `json:"windowId"`
-	X        int    `json:"x" jsonschema:"column, 0 = left edge"`
-	Y        int    `json:"y" jsonschema:"row, 0 = top edge"`
+	X        int    `json:"x"`
+	Y        int    `json:"y"`
 }
 
 type findPaneResult struct {

@@ -11,7 +11,7 @@ import (
 
 type sessionInfoParams struct {
 	SessionID   string `json:"sessionId,omitempty" jsonschema:"$1"`
-	SessionName string `json:"sessionName,omitempty" jsonschema:"or its exact name"`
+	SessionName string `json:"sessionName,omitempty" jsonschema:"or exact name"`
 }
 
 type sessionInfoResult struct {

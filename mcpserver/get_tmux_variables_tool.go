@@ -12,7 +12,7 @@ import (
 const maxVariableNames = 32
 
 type tmuxVariablesParams struct {
-	Names  []string `json:"names" jsonschema:"format variable names, like pane_current_path"`
+	Names  []string `json:"names"`
 	Target string   `json:"target,omitempty" jsonschema:"%3, @2 or $1"`
 }
 

@@ -14,9 +14,9 @@ import (
 
 type pasteTextParams struct {
 	PaneID    string `json:"paneId"`
-	Text      string `json:"text" jsonschema:"literal text"`
-	Enter     bool   `json:"enter,omitempty" jsonschema:"press Enter after"`
-	Bracketed bool   `json:"bracketed,omitempty" jsonschema:"bracketed paste if the program wants it"`
+	Text      string `json:"text"`
+	Enter     bool   `json:"enter,omitempty"`
+	Bracketed bool   `json:"bracketed,omitempty" jsonschema:"if the program enabled it"`
 	Force     string `json:"force,omitempty"`
 }
 

@@ -12,7 +12,7 @@ import (
 
 type renameSessionParams struct {
 	sessionRef
-	Name string `json:"name" jsonschema:"the new name"`
+	Name string `json:"name"`
 }
 
 type renameSessionResult struct {

@@ -8,7 +8,7 @@ import (
 
 type renameWindowParams struct {
 	WindowID string `json:"windowId"`
-	Name     string `json:"name" jsonschema:"the new name"`
+	Name     string `json:"name"`
 }
 
 type renameWindowResult struct {

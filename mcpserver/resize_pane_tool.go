@@ -10,9 +10,9 @@ import (
 
 type resizePaneParams struct {
 	PaneID string `json:"paneId"`
-	Width  int    `json:"width,omitempty" jsonschema:"columns"`
-	Height int    `json:"height,omitempty" jsonschema:"rows"`
-	Zoom   bool   `json:"zoom,omitempty" jsonschema:"toggle zoom instead"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
+	Zoom   bool   `json:"zoom,omitempty"`
 }
 
 type resizePaneResult struct {

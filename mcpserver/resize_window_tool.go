@@ -10,8 +10,8 @@ import (
 
 type resizeWindowParams struct {
 	WindowID string `json:"windowId"`
-	Width    int    `json:"width,omitempty" jsonschema:"columns"`
-	Height   int    `json:"height,omitempty" jsonschema:"rows"`
+	Width    int    `json:"width,omitempty"`
+	Height   int    `json:"height,omitempty"`
 }
 
 type resizeWindowResult struct {

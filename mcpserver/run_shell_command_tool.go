@@ -14,8 +14,8 @@ import (
 )
 
 type runShellCommandParams struct {
-	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
-	Command   string `json:"command" jsonschema:"shell command line"`
+	PaneID    string `json:"paneId" jsonschema:"a shell at its prompt"`
+	Command   string `json:"command"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 	Force     string `json:"force,omitempty"`
 }

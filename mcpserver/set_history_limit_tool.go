@@ -10,7 +10,7 @@ import (
 
 type setHistoryLimitParams struct {
 	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: every session"`
-	Lines     int    `json:"lines" jsonschema:"scrollback lines kept per pane"`
+	Lines     int    `json:"lines"`
 }
 
 type setHistoryLimitResult struct {

@@ -8,7 +8,7 @@ import (
 
 type setPaneTitleParams struct {
 	PaneID string `json:"paneId"`
-	Title  string `json:"title" jsonschema:"the new title"`
+	Title  string `json:"title"`
 }
 
 type setPaneTitleResult struct {

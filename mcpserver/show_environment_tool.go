@@ -13,8 +13,8 @@ import (
 )
 
 type showEnvironmentParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: the global one"`
-	Name      string `json:"name,omitempty" jsonschema:"only this variable"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: global"`
+	Name      string `json:"name,omitempty"`
 }
 
 type envVar struct {

@@ -14,7 +14,7 @@ import (
 type showOptionParams struct {
 	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
 	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; none = global"`
-	Name   string `json:"name" jsonschema:"like mode-keys or @user"`
+	Name   string `json:"name"`
 }
 
 type showOptionResult struct {

@@ -10,7 +10,7 @@ import (
 
 type swapPaneParams struct {
 	PaneID       string `json:"paneId"`
-	TargetPaneID string `json:"targetPaneId" jsonschema:"the other pane"`
+	TargetPaneID string `json:"targetPaneId"`
 }
 
 type swapPaneResult struct {

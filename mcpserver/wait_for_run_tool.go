@@ -11,9 +11,9 @@ import (
 )
 
 type waitForRunParams struct {
-	Handle    string `json:"handle" jsonschema:"from a timed_out answer or list_runs"`
+	Handle    string `json:"handle"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"last answer's cursor: output after it"`
+	Cursor    string `json:"cursor,omitempty"`
 }
 
 // runWaitResult is what wait_for_run and cancel_run answer of a run.

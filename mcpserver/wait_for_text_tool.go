@@ -16,7 +16,7 @@ import (
 
 type waitForTextParams struct {
 	PaneID    string `json:"paneId"`
-	Pattern   string `json:"pattern" jsonschema:"text to wait for"`
+	Pattern   string `json:"pattern"`
 	Regex     bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
 	Cursor    string `json:"cursor,omitempty"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
