@@ -10,7 +10,7 @@ import (
 )
 
 type sessionInfoParams struct {
-	SessionID   string `json:"sessionId,omitempty" jsonschema:"$1"`
+	SessionID   string `json:"sessionId,omitempty"`
 	SessionName string `json:"sessionName,omitempty" jsonschema:"or exact name"`
 }
 

@@ -13,7 +13,7 @@ const maxVariableNames = 32
 
 type tmuxVariablesParams struct {
 	Names  []string `json:"names"`
-	Target string   `json:"target,omitempty" jsonschema:"%3, @2 or $1"`
+	Target string   `json:"target,omitempty"`
 }
 
 type tmuxVariablesResult struct {

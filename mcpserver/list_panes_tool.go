@@ -10,8 +10,8 @@ import (
 )
 
 type listPanesParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"only the panes of this session ($1)"`
-	WindowID  string `json:"windowId,omitempty" jsonschema:"only the panes of this window (@2)"`
+	SessionID string `json:"sessionId,omitempty"`
+	WindowID  string `json:"windowId,omitempty"`
 }
 
 type listPanesResult struct {

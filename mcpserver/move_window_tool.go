@@ -10,7 +10,7 @@ import (
 
 type moveWindowParams struct {
 	WindowID  string `json:"windowId"`
-	SessionID string `json:"sessionId" jsonschema:"destination ($1)"`
+	SessionID string `json:"sessionId"`
 	Index     *int   `json:"index,omitempty" jsonschema:"default: first free"`
 }
 

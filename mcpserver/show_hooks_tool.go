@@ -10,7 +10,7 @@ import (
 
 type showHooksParams struct {
 	Scope  string `json:"scope" jsonschema:"session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; omitted: global"`
+	Target string `json:"target,omitempty" jsonschema:"omitted: global"`
 }
 
 type hookRow struct {

@@ -13,7 +13,7 @@ import (
 
 type showOptionParams struct {
 	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; none = global"`
+	Target string `json:"target,omitempty" jsonschema:"omitted: global"`
 	Name   string `json:"name"`
 }
 
