@@ -58,7 +58,7 @@ func callReadToolsBatchTool() tool {
 		toolset: Inspect,
 		title:   "Batch of reads",
 		description: "Up to 16 inspect tool calls at once, a row each: its result or error. " +
-			`Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}]}.`,
+			`Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}]}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -17,7 +17,7 @@ func cancelRunTool() tool {
 		toolset: Execute,
 		title:   "Cancel run",
 		description: "Stops a run by handle: C-c to its pane while the run is the foreground job there (else a refusal); answers as wait_for_run. " +
-			`Example: {"handle":"rsc-0123456789ab"}.`,
+			`Example: {"handle":"rsc-0123456789ab"}`,
 		capability: Capability{
 			ProcessReach:        ReachPaneInput,
 			Effects:             []Effect{EffectObserve, EffectChange},

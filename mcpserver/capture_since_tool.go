@@ -36,7 +36,7 @@ func captureSinceTool() tool {
 		toolset: Inspect,
 		title:   "Capture since cursor",
 		description: "Only the lines a pane finished since your cursor (omitted: the screen), and the next cursor; waitMs waits for some. continuous:false: cleared or overran. " +
-			`Example: {"paneId":"%3","cursor":"lc1…","waitMs":10000}.`,
+			`Example: {"paneId":"%3","cursor":"lc1…","waitMs":10000}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

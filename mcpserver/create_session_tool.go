@@ -34,7 +34,7 @@ func createSessionTool() tool {
 		toolset: Manage,
 		title:   "Create session",
 		description: "Starts a detached session running a shell; answers its ids. " +
-			`Example: {"sessionName":"build","width":200,"height":50}.`,
+			`Example: {"sessionName":"build","width":200,"height":50}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectChange},

@@ -28,7 +28,7 @@ func createWindowTool() tool {
 		toolset: Manage,
 		title:   "Create window",
 		description: "Adds a window running a shell to a session, without switching to it. " +
-			`Example: {"sessionId":"$1","name":"logs"}.`,
+			`Example: {"sessionId":"$1","name":"logs"}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectChange},

@@ -28,7 +28,7 @@ func findPaneByPositionTool() tool {
 		toolset: Inspect,
 		title:   "Find pane by position",
 		description: "The pane covering column x, row y (0-based) of a window, with its box. " +
-			`Example: {"windowId":"@1","x":100,"y":5}.`,
+			`Example: {"windowId":"@1","x":100,"y":5}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

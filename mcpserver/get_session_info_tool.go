@@ -25,7 +25,7 @@ func getSessionInfoTool() tool {
 		toolset: Inspect,
 		title:   "Session info",
 		description: "One session and its windows. " +
-			`Example: {"sessionId":"$0"} or {"sessionName":"build"}.`,
+			`Example: {"sessionId":"$0"}`,
 		capability: metadataOnly,
 	}, handle: (*server).sessionInfo}
 }

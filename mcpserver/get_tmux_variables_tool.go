@@ -27,7 +27,7 @@ func getTmuxVariablesTool() tool {
 		toolset: Inspect,
 		title:   "Get tmux variables",
 		description: "Values of tmux format variables, by name, for a pane, window or session (no #{} expressions). " +
-			`Example: {"names":["pane_current_path"],"target":"%3"}.`,
+			`Example: {"names":["pane_current_path"],"target":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -25,7 +25,7 @@ func listPanesTool() tool {
 		toolset: Inspect,
 		title:   "List panes",
 		description: "Panes: id, place, size, command, pid, state; caller: this server's pane; watched: a person sees it; enrollment: tmux_run's. " +
-			`Example: {"windowId":"@1"}, {} for all.`,
+			`Example: {"windowId":"@1"}`,
 		capability: metadataOnly,
 	}, handle: (*server).listPanes}
 }

@@ -29,7 +29,7 @@ func listRunsTool() tool {
 		toolset: Execute,
 		title:   "List runs",
 		description: "The runs this server started, in flight and recently ended, oldest first: handle, tool, pane, first line of the command, start, state, exit status. " +
-			`Example: {}.`,
+			`Example: {}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectObserve},

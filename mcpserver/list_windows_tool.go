@@ -22,7 +22,7 @@ func listWindowsTool() tool {
 		toolset: Inspect,
 		title:   "List windows",
 		description: "Windows: id, session, index, name, size, layout. " +
-			`Example: {"sessionId":"$0"}, {} for all.`,
+			`Example: {"sessionId":"$0"}`,
 		capability: metadataOnly,
 	}, handle: (*server).listWindows}
 }

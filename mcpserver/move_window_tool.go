@@ -26,7 +26,7 @@ func moveWindowTool() tool {
 		toolset: Manage,
 		title:   "Move window",
 		description: "Moves a window to a session; its panes keep running and keep their ids. " +
-			`Example: {"windowId":"@2","sessionId":"$1"}.`,
+			`Example: {"windowId":"@2","sessionId":"$1"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

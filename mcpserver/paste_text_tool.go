@@ -31,7 +31,7 @@ func pasteTextTool() tool {
 		toolset: Execute,
 		title:   "Paste text",
 		description: "Pastes text into one pane (not its synchronize-panes cohort); no key names. For keys, send_keys. " +
-			`Example: {"paneId":"%3","text":"a\nb","bracketed":true}.`,
+			`Example: {"paneId":"%3","text":"a\nb","bracketed":true}`,
 		capability: Capability{
 			ProcessReach:        ReachPaneInput,
 			Effects:             []Effect{EffectChange},

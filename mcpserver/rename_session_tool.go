@@ -27,7 +27,7 @@ func renameSessionTool() tool {
 		toolset: Manage,
 		title:   "Rename session",
 		description: "Renames a session; answers the name tmux stored (: and . become _). " +
-			`Example: {"sessionId":"$1","name":"build"}.`,
+			`Example: {"sessionId":"$1","name":"build"}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectChange},

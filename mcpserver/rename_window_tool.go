@@ -23,7 +23,7 @@ func renameWindowTool() tool {
 		toolset: Manage,
 		title:   "Rename window",
 		description: "Renames a window. " +
-			`Example: {"windowId":"@2","name":"logs"}.`,
+			`Example: {"windowId":"@2","name":"logs"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -28,7 +28,7 @@ func resizePaneTool() tool {
 		toolset: Manage,
 		title:   "Resize pane",
 		description: "Resizes a pane within its window, or toggles zoom. " +
-			`Example: {"paneId":"%3","width":100}.`,
+			`Example: {"paneId":"%3","width":100}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -26,7 +26,7 @@ func resizeWindowTool() tool {
 		toolset: Manage,
 		title:   "Resize window",
 		description: "Sets a window's size. " +
-			`Example: {"windowId":"@2","width":200,"height":50}.`,
+			`Example: {"windowId":"@2","width":200,"height":50}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -39,7 +39,7 @@ func runShellCommandTool() tool {
 		toolset: Execute,
 		title:   "Run shell command",
 		description: "Runs a command line in a pane's shell (in a subshell), waits, answers exit status, output (head and tail past the budget) and a capture_since cursor. One per pane at a time; a timed_out answer's handle is for wait_for_run, cancel_run. " +
-			`Example: {"paneId":"%3","command":"make test"}.`,
+			`Example: {"paneId":"%3","command":"make test"}`,
 		capability: Capability{
 			ProcessReach:        ReachPaneCommand,
 			Effects:             []Effect{EffectObserve, EffectChange},

@@ -62,7 +62,7 @@ func searchPanesTool() tool {
 		toolset: Inspect,
 		title:   "Search panes",
 		description: "Which panes show a text, screens and scrollback, with line numbers. Bounded (stoppedBy names the limit hit): narrow by sessionId, windowId or paneId. " +
-			`Example: {"pattern":"error","windowId":"@1"}.`,
+			`Example: {"pattern":"error","windowId":"@1"}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectObserve},

@@ -28,7 +28,7 @@ func setHistoryLimitTool() tool {
 		toolset: Manage,
 		title:   "Set history limit",
 		description: "Sets the scrollback lines kept by panes created afterwards. " +
-			`Example: {"lines":100000}.`,
+			`Example: {"lines":100000}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

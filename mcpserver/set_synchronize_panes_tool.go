@@ -23,7 +23,7 @@ func setSynchronizePanesTool() tool {
 		toolset: Manage,
 		title:   "Set synchronize-panes",
 		description: "While on, keys sent to one pane of the window reach all its panes. " +
-			`Example: {"windowId":"@2","enabled":false}.`,
+			`Example: {"windowId":"@2","enabled":false}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

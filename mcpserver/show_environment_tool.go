@@ -42,7 +42,7 @@ func showEnvironmentTool() tool {
 		toolset: Inspect,
 		title:   "Show environment",
 		description: "The environment tmux gives new processes, global or a session's; values may hold secrets. " +
-			`Example: {"sessionId":"$1","name":"PATH"}.`,
+			`Example: {"sessionId":"$1","name":"PATH"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

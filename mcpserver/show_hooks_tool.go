@@ -30,7 +30,7 @@ func showHooksTool() tool {
 		toolset: Inspect,
 		title:   "Show hooks",
 		description: "The hooks set at a scope and the commands they run. " +
-			`Example: {"scope":"pane","target":"%3"}.`,
+			`Example: {"scope":"pane","target":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -43,7 +43,7 @@ func showOptionTool() tool {
 		toolset: Inspect,
 		title:   "Show option",
 		description: "One option's value at a scope, as tmux stores it (set:false: only inherited). " +
-			`Example: {"scope":"window","target":"@1","name":"mode-keys"}.`,
+			`Example: {"scope":"window","target":"@1","name":"mode-keys"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

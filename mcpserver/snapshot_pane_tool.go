@@ -46,7 +46,7 @@ func snapshotPaneTool() tool {
 		toolset: Inspect,
 		title:   "Snapshot pane",
 		description: "A pane's facts (command, path, title, mode, cursor, size) and its screen, read at once. Scrollback: capture_pane. " +
-			`Example: {"paneId":"%3"}.`,
+			`Example: {"paneId":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

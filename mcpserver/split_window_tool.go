@@ -28,7 +28,7 @@ func splitWindowTool() tool {
 		toolset: Manage,
 		title:   "Split pane",
 		description: "Splits a pane; the new one runs a shell, unfocused. " +
-			`Example: {"paneId":"%3","direction":"horizontal","size":30}.`,
+			`Example: {"paneId":"%3","direction":"horizontal","size":30}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -26,7 +26,7 @@ func swapPaneTool() tool {
 		toolset: Manage,
 		title:   "Swap panes",
 		description: "Two panes trade places; ids and programs stay. " +
-			`Example: {"paneId":"%3","targetPaneId":"%4"}.`,
+			`Example: {"paneId":"%3","targetPaneId":"%4"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -32,7 +32,7 @@ const tmuxRunDescription = "Runs a POSIX sh script in a pane whose zsh a person 
 	"A shell not idle at an empty prompt answers shell_busy or not_at_prompt at once, and nothing runs, ever. " +
 	"Each output is capped (65536 bytes; stdout_limit, stderr_limit up to 262144): more stops the script, output_overflow. " +
 	"A nonzero exit or a signal is ok:true. Errors say by delivery whether the script could have run. target.generation: serverGeneration from list_panes. " +
-	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}.`
+	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}`
 
 // tmuxRunArgs are tmux_run's arguments as the contract names them.
 type tmuxRunArgs struct {

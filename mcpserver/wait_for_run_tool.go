@@ -38,7 +38,7 @@ func waitForRunTool() tool {
 		toolset: Execute,
 		title:   "Wait for run",
 		description: "Waits for a run by handle: state (running, completed, interrupted, pane_died), exitStatus, output after cursor (head and tail past the budget) and the next cursor. " +
-			`Example: {"handle":"rsc-0123456789ab","cursor":"L40"}.`,
+			`Example: {"handle":"rsc-0123456789ab","cursor":"L40"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},
