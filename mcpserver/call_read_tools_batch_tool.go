@@ -57,7 +57,7 @@ func callReadToolsBatchTool() tool {
 		name:    batchName,
 		toolset: Inspect,
 		title:   "Batch of reads",
-		description: "Up to 16 inspect tool calls at once, a row each: its result or error. " +
+		description: "Up to 16 inspect tool calls at once; a row each, result or error. " +
 			`Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}]}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,

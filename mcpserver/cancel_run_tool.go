@@ -16,7 +16,7 @@ func cancelRunTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Cancel run",
-		description: "Stops a run by handle: C-c to its pane while the run is the foreground job there (else a refusal); answers as wait_for_run. " +
+		description: "Interrupts a run (C-c) while it is its pane's foreground job, else refuses; answers as wait_for_run. " +
 			`Example: {"handle":"rsc-0123456789ab"}`,
 		capability: Capability{
 			ProcessReach:        ReachPaneInput,

@@ -26,7 +26,7 @@ func capturePaneTool() tool {
 		name:    "capture_pane",
 		toolset: Inspect,
 		title:   "Capture pane",
-		description: "A pane's screen, or its scrollback from start to end; the newest lines within the read budget. To follow a pane, capture_since. " +
+		description: "A pane's screen, or its scrollback from start to end (the newest lines within the read budget). To follow a pane: capture_since. " +
 			`Example: {"paneId":"%3","start":-200}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,

@@ -35,7 +35,7 @@ func captureSinceTool() tool {
 		blocks:  true,
 		toolset: Inspect,
 		title:   "Capture since cursor",
-		description: "Only the lines a pane finished since your cursor (omitted: the screen), and the next cursor; waitMs waits for some. continuous:false: cleared or overran. " +
+		description: "The lines a pane finished since your cursor (omitted: the screen), and the next cursor; waitMs waits for some. continuous:false: cleared or overran. " +
 			`Example: {"paneId":"%3","cursor":"lc1…","waitMs":10000}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,

@@ -27,7 +27,7 @@ func createWindowTool() tool {
 		name:    "create_window",
 		toolset: Manage,
 		title:   "Create window",
-		description: "Adds a window running a shell to a session, without switching to it. " +
+		description: "Adds a window running a shell to a session, not switching to it. " +
 			`Example: {"sessionId":"$1","name":"logs"}`,
 		capability: Capability{
 			ProcessReach: ReachNone,

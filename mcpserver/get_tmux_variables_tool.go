@@ -26,7 +26,7 @@ func getTmuxVariablesTool() tool {
 		name:    "get_tmux_variables",
 		toolset: Inspect,
 		title:   "Get tmux variables",
-		description: "Values of tmux format variables, by name, for a pane, window or session (no #{} expressions). " +
+		description: "Values of tmux format variables (no #{} expressions) for a pane, window or session. " +
 			`Example: {"names":["pane_current_path"],"target":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,

@@ -25,7 +25,7 @@ func moveWindowTool() tool {
 		name:    "move_window",
 		toolset: Manage,
 		title:   "Move window",
-		description: "Moves a window to a session; its panes keep running and keep their ids. " +
+		description: "Moves a window to a session; its panes keep running, with their ids. " +
 			`Example: {"windowId":"@2","sessionId":"$1"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,

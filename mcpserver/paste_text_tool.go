@@ -30,7 +30,7 @@ func pasteTextTool() tool {
 		name:    "paste_text",
 		toolset: Execute,
 		title:   "Paste text",
-		description: "Pastes text into one pane (not its synchronize-panes cohort); no key names. For keys, send_keys. " +
+		description: "Pastes literal text into one pane, not its synchronize-panes cohort. Keys: send_keys. " +
 			`Example: {"paneId":"%3","text":"a\nb","bracketed":true}`,
 		capability: Capability{
 			ProcessReach:        ReachPaneInput,

@@ -41,7 +41,7 @@ func showEnvironmentTool() tool {
 		name:    "show_environment",
 		toolset: Inspect,
 		title:   "Show environment",
-		description: "The environment tmux gives new processes, global or a session's; values may hold secrets. " +
+		description: "The environment tmux gives new processes; values may hold secrets. " +
 			`Example: {"sessionId":"$1","name":"PATH"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,

@@ -37,7 +37,7 @@ func waitForRunTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Wait for run",
-		description: "Waits for a run by handle: state (running, completed, interrupted, pane_died), exitStatus, output after cursor (head and tail past the budget) and the next cursor. " +
+		description: "Waits for a run by handle: state (running, completed, interrupted, pane_died), exitStatus, output after cursor (head and tail past the budget), next cursor. " +
 			`Example: {"handle":"rsc-0123456789ab","cursor":"L40"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,

@@ -40,7 +40,7 @@ func waitForTextTool() tool {
 		toolset: Execute,
 		title:   "Wait for text",
 		description: "Waits until a pane shows the text (your own commands: run_shell_command). " +
-			"Text already shown matches at once (already:true); with a cursor from capture_since, only newer output. " +
+			"Text already shown matches at once (already:true); with a capture_since cursor, only newer output. " +
 			`Example: {"paneId":"%3","pattern":"listening on"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
