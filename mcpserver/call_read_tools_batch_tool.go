@@ -57,8 +57,8 @@ func callReadToolsBatchTool() tool {
 		name:    batchName,
 		toolset: Inspect,
 		title:   "Batch of reads",
-		description: "Up to 16 inspect tool calls at once, a row each: its result or error. " +
-			`Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}]}.`,
+		description: "Up to 16 inspect tool calls at once; a row each, result or error. " +
+			`Example: {"operations":[{"tool":"snapshot_pane","arguments":{"paneId":"%1"}}]}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

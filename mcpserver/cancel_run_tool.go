@@ -9,7 +9,7 @@ import (
 )
 
 type cancelRunParams struct {
-	Handle string `json:"handle" jsonschema:"from list_runs"`
+	Handle string `json:"handle"`
 }
 
 func cancelRunTool() tool {
@@ -18,8 +18,8 @@ func cancelRunTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Cancel run",
-		description: "Stops a run by handle: a tmux_run_start run's process group (TERM, then KILL); a run_shell_command run by C-c while it is its pane's foreground job (else a refusal). Answers as wait_for_run. " +
-			`Example: {"handle":"rsc-0123456789ab"}.`,
+		description: "Stops a run: run_shell_command's by C-c while it is its pane's foreground job (else refuses), tmux_run_start's process group (TERM, then KILL). Answers as wait_for_run. " +
+			`Example: {"handle":"rsc-0123456789ab"}`,
 		capability: Capability{
 			ProcessReach:        ReachPaneInput,
 			Effects:             []Effect{EffectObserve, EffectChange},

@@ -11,8 +11,8 @@ import (
 type capturePaneParams struct {
 	PaneID      string `json:"paneId"`
 	Start       *int   `json:"start,omitempty" jsonschema:"first line: 0 = screen top, -100 = 100 lines up"`
-	End         *int   `json:"end,omitempty" jsonschema:"last line; omitted = bottom"`
-	JoinWrapped bool   `json:"joinWrapped,omitempty" jsonschema:"join wrapped lines"`
+	End         *int   `json:"end,omitempty"`
+	JoinWrapped bool   `json:"joinWrapped,omitempty"`
 }
 
 type capturePaneResult struct {
@@ -26,8 +26,8 @@ func capturePaneTool() tool {
 		name:    "capture_pane",
 		toolset: Inspect,
 		title:   "Capture pane",
-		description: "A pane's screen, or its scrollback from start to end; the newest lines within the read budget. To follow a pane, capture_since. " +
-			`Example: {"paneId":"%3","start":-200}.`,
+		description: "A pane's screen, or its scrollback from start to end (the newest lines within the read budget). To follow a pane: capture_since. " +
+			`Example: {"paneId":"%3","start":-200}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

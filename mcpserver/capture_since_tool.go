@@ -14,8 +14,8 @@ import (
 
 type captureSinceParams struct {
 	PaneID string `json:"paneId"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"from the last answer; omitted = the screen"`
-	WaitMs *int64 `json:"waitMs,omitempty" jsonschema:"wait this long for new lines"`
+	Cursor string `json:"cursor,omitempty"`
+	WaitMs *int64 `json:"waitMs,omitempty"`
 }
 
 type captureSinceResult struct {
@@ -35,8 +35,8 @@ func captureSinceTool() tool {
 		blocks:  true,
 		toolset: Inspect,
 		title:   "Capture since cursor",
-		description: "Only the lines a pane finished since your cursor, and the next cursor (omit it at first); waitMs waits for some. continuous:false: cleared or overran. " +
-			`Example: {"paneId":"%3","cursor":"lc1…","waitMs":10000}.`,
+		description: "The lines a pane finished since your cursor (omitted: the screen), and the next cursor; waitMs waits for some. continuous:false: cleared or overran. " +
+			`Example: {"paneId":"%3","cursor":"lc1…","waitMs":10000}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -23,7 +23,7 @@ func clearPaneScrollbackTool() tool {
 		toolset: Teardown,
 		title:   "Clear scrollback",
 		description: "Deletes a pane's scrollback; the screen stays. " +
-			`Example: {"paneId":"%3"}.`,
+			`Example: {"paneId":"%3"}`,
 		capability: teardownCapability,
 	}, handle: (*server).clearPaneScrollback}
 }

@@ -13,9 +13,9 @@ import (
 
 type createSessionParams struct {
 	SessionName    string `json:"sessionName,omitempty"`
-	Width          int    `json:"width,omitempty" jsonschema:"columns"`
-	Height         int    `json:"height,omitempty" jsonschema:"rows"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path"`
+	Width          int    `json:"width,omitempty"`
+	Height         int    `json:"height,omitempty"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute"`
 }
 
 type createSessionResult struct {
@@ -34,7 +34,7 @@ func createSessionTool() tool {
 		toolset: Manage,
 		title:   "Create session",
 		description: "Starts a detached session running a shell; answers its ids. " +
-			`Example: {"sessionName":"build","width":200,"height":50}.`,
+			`Example: {"sessionName":"build","width":200,"height":50}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectChange},

@@ -10,7 +10,7 @@ import (
 type createWindowParams struct {
 	sessionRef
 	Name           string `json:"name,omitempty"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path; omitted = the active pane's"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute; omitted: the active pane's"`
 }
 
 type createWindowResult struct {
@@ -27,8 +27,8 @@ func createWindowTool() tool {
 		name:    "create_window",
 		toolset: Manage,
 		title:   "Create window",
-		description: "Adds a window running a shell to a session, without switching to it. " +
-			`Example: {"sessionId":"$1","name":"logs"}.`,
+		description: "Adds a window running a shell to a session, not switching to it. " +
+			`Example: {"sessionId":"$1","name":"logs"}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectChange},

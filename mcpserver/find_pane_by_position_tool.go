@@ -9,8 +9,8 @@ import (
 
 type findPaneParams struct {
 	WindowID string `json:"windowId"`
-	X        int    `json:"x" jsonschema:"column, 0 = left edge"`
-	Y        int    `json:"y" jsonschema:"row, 0 = top edge"`
+	X        int    `json:"x"`
+	Y        int    `json:"y"`
 }
 
 type findPaneResult struct {
@@ -28,7 +28,7 @@ func findPaneByPositionTool() tool {
 		toolset: Inspect,
 		title:   "Find pane by position",
 		description: "The pane covering column x, row y (0-based) of a window, with its box. " +
-			`Example: {"windowId":"@1","x":100,"y":5}.`,
+			`Example: {"windowId":"@1","x":100,"y":5}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

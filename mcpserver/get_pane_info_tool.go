@@ -20,7 +20,7 @@ func getPaneInfoTool() tool {
 		toolset: Inspect,
 		title:   "Pane info",
 		description: "One pane's list_panes row. " +
-			`Example: {"paneId":"%3"}.`,
+			`Example: {"paneId":"%3"}`,
 		capability: metadataOnly,
 	}, handle: (*server).paneInfo}
 }

@@ -26,7 +26,7 @@ func getServerInfoTool() tool {
 		name:        "get_server_info",
 		toolset:     Inspect,
 		title:       "Server info",
-		description: "Which tmux server this is (socket, provenance, version, pid, generation), its counts and toolsets. Call it first.",
+		description: "Which tmux server this is, its counts and toolsets. Call it first.",
 		capability:  metadataOnly,
 	}, handle: (*server).serverInfo}
 }

@@ -10,8 +10,8 @@ import (
 )
 
 type sessionInfoParams struct {
-	SessionID   string `json:"sessionId,omitempty" jsonschema:"$1"`
-	SessionName string `json:"sessionName,omitempty" jsonschema:"or its exact name"`
+	SessionID   string `json:"sessionId,omitempty"`
+	SessionName string `json:"sessionName,omitempty" jsonschema:"or exact name"`
 }
 
 type sessionInfoResult struct {
@@ -25,7 +25,7 @@ func getSessionInfoTool() tool {
 		toolset: Inspect,
 		title:   "Session info",
 		description: "One session and its windows. " +
-			`Example: {"sessionId":"$0"} or {"sessionName":"build"}.`,
+			`Example: {"sessionId":"$0"}`,
 		capability: metadataOnly,
 	}, handle: (*server).sessionInfo}
 }

@@ -12,8 +12,8 @@ import (
 const maxVariableNames = 32
 
 type tmuxVariablesParams struct {
-	Names  []string `json:"names" jsonschema:"format variable names, like pane_current_path"`
-	Target string   `json:"target,omitempty" jsonschema:"%3, @2 or $1"`
+	Names  []string `json:"names"`
+	Target string   `json:"target,omitempty"`
 }
 
 type tmuxVariablesResult struct {
@@ -26,8 +26,8 @@ func getTmuxVariablesTool() tool {
 		name:    "get_tmux_variables",
 		toolset: Inspect,
 		title:   "Get tmux variables",
-		description: "Values of tmux format variables, by name, for a pane, window or session (no #{} expressions). " +
-			`Example: {"names":["pane_current_path"],"target":"%3"}.`,
+		description: "Values of tmux format variables (no #{} expressions) for a pane, window or session. " +
+			`Example: {"names":["pane_current_path"],"target":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -23,7 +23,7 @@ func getWindowInfoTool() tool {
 		toolset: Inspect,
 		title:   "Window info",
 		description: "One window and its panes. " +
-			`Example: {"windowId":"@1"}.`,
+			`Example: {"windowId":"@1"}`,
 		capability: metadataOnly,
 	}, handle: (*server).windowInfo}
 }

@@ -24,9 +24,9 @@ const (
 // then Enter if asked. send_keys takes one; send_keys_batch takes rows.
 type keyInput struct {
 	PaneID string   `json:"paneId"`
-	Keys   []string `json:"keys,omitempty" jsonschema:"key names: Enter, C-c, Up, F5, M-x, q"`
-	Text   string   `json:"text,omitempty" jsonschema:"literal text"`
-	Enter  bool     `json:"enter,omitempty" jsonschema:"press Enter after"`
+	Keys   []string `json:"keys,omitempty" jsonschema:"Enter, C-c, Up, F5, M-x, q"`
+	Text   string   `json:"text,omitempty"`
+	Enter  bool     `json:"enter,omitempty"`
 }
 
 // checkText refuses text that cannot be typed literally: NUL, and control

@@ -17,7 +17,7 @@ func killPaneTool() tool {
 		toolset: Teardown,
 		title:   "Kill pane",
 		description: "Kills a pane; answers the ids removed. " +
-			`Example: {"paneId":"%3"}.`,
+			`Example: {"paneId":"%3"}`,
 		capability: teardownCapability,
 	}, handle: (*server).killPane}
 }

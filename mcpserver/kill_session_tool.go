@@ -18,7 +18,7 @@ func killSessionTool() tool {
 		toolset: Teardown,
 		title:   "Kill session",
 		description: "Kills a session; answers the ids removed. " +
-			`Example: {"sessionName":"build"}.`,
+			`Example: {"sessionName":"build"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectDelete},

@@ -17,7 +17,7 @@ func killWindowTool() tool {
 		toolset: Teardown,
 		title:   "Kill window",
 		description: "Kills a window and its panes; answers the ids removed. " +
-			`Example: {"windowId":"@2"}.`,
+			`Example: {"windowId":"@2"}`,
 		capability: teardownCapability,
 	}, handle: (*server).killWindow}
 }

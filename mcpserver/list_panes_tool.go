@@ -10,8 +10,8 @@ import (
 )
 
 type listPanesParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"only the panes of this session ($1)"`
-	WindowID  string `json:"windowId,omitempty" jsonschema:"only the panes of this window (@2)"`
+	SessionID string `json:"sessionId,omitempty"`
+	WindowID  string `json:"windowId,omitempty"`
 }
 
 type listPanesResult struct {
@@ -24,8 +24,8 @@ func listPanesTool() tool {
 		name:    "list_panes",
 		toolset: Inspect,
 		title:   "List panes",
-		description: "Panes: id, place, size, command, pid, state; caller: this server's pane; watched: a person sees it; enrollment: tmux_run's. " +
-			`Example: {"windowId":"@1"}, {} for all.`,
+		description: "Panes: id, place, size, command, pid, state; watched: a person sees it; enrollment: tmux_run's. " +
+			`Example: {"windowId":"@1"}`,
 		capability: metadataOnly,
 	}, handle: (*server).listPanes}
 }

@@ -30,8 +30,8 @@ func listRunsTool() tool {
 		name:    "list_runs",
 		toolset: Execute,
 		title:   "List runs",
-		description: "The runs this server started, in flight and recently ended, oldest first: handle, tool, pane, first line of the command, start, state, exit status. " +
-			`Example: {}.`,
+		description: "Runs this server started, in flight or recently ended, oldest first: handle, tool, pane, command's first line, state, exit status. " +
+			`Example: {}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectObserve},

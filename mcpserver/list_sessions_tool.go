@@ -19,7 +19,7 @@ func listSessionsTool() tool {
 		name:        "list_sessions",
 		toolset:     Inspect,
 		title:       "List sessions",
-		description: "Every session: id ($1), exact name, window count, attached clients.",
+		description: "Every session: id, exact name, window count, attached clients.",
 		capability:  metadataOnly,
 	}, handle: (*server).listSessions}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 type listWindowsParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"only this session's ($1)"`
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 type listWindowsResult struct {
@@ -21,8 +21,8 @@ func listWindowsTool() tool {
 		name:    "list_windows",
 		toolset: Inspect,
 		title:   "List windows",
-		description: "Windows: id (@2), session, index, name, size, layout. " +
-			`Example: {"sessionId":"$0"}, {} for all.`,
+		description: "Windows: id, session, index, name, size, layout. " +
+			`Example: {"sessionId":"$0"}`,
 		capability: metadataOnly,
 	}, handle: (*server).listWindows}
 }

@@ -17,7 +17,7 @@ import (
 // sessionRef names a session by id or by exact name; tools embed it where a
 // session is the target.
 type sessionRef struct {
-	SessionID   string `json:"sessionId,omitempty" jsonschema:"session id ($1)"`
+	SessionID   string `json:"sessionId,omitempty"`
 	SessionName string `json:"sessionName,omitempty" jsonschema:"or exact name"`
 }
 

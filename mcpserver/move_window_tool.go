@@ -10,7 +10,7 @@ import (
 
 type moveWindowParams struct {
 	WindowID  string `json:"windowId"`
-	SessionID string `json:"sessionId" jsonschema:"destination ($1)"`
+	SessionID string `json:"sessionId"`
 	Index     *int   `json:"index,omitempty" jsonschema:"default: first free"`
 }
 
@@ -25,8 +25,8 @@ func moveWindowTool() tool {
 		name:    "move_window",
 		toolset: Manage,
 		title:   "Move window",
-		description: "Moves a window to a session; its panes keep running and keep their ids. " +
-			`Example: {"windowId":"@2","sessionId":"$1"}.`,
+		description: "Moves a window to a session; its panes keep running, with their ids. " +
+			`Example: {"windowId":"@2","sessionId":"$1"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

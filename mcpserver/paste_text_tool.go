@@ -14,9 +14,9 @@ import (
 
 type pasteTextParams struct {
 	PaneID    string `json:"paneId"`
-	Text      string `json:"text" jsonschema:"literal text"`
-	Enter     bool   `json:"enter,omitempty" jsonschema:"press Enter after"`
-	Bracketed bool   `json:"bracketed,omitempty" jsonschema:"bracketed paste if the program wants it"`
+	Text      string `json:"text"`
+	Enter     bool   `json:"enter,omitempty"`
+	Bracketed bool   `json:"bracketed,omitempty" jsonschema:"if the program enabled it"`
 	Force     string `json:"force,omitempty"`
 }
 
@@ -30,8 +30,8 @@ func pasteTextTool() tool {
 		name:    "paste_text",
 		toolset: Execute,
 		title:   "Paste text",
-		description: "Pastes text into one pane (not its synchronize-panes cohort); no key names. For keys, send_keys. " +
-			`Example: {"paneId":"%3","text":"a\nb","bracketed":true}.`,
+		description: "Pastes literal text into one pane, not its synchronize-panes cohort. Keys: send_keys. " +
+			`Example: {"paneId":"%3","text":"a\nb","bracketed":true}`,
 		capability: Capability{
 			ProcessReach:        ReachPaneInput,
 			Effects:             []Effect{EffectChange},

@@ -12,7 +12,7 @@ import (
 
 type renameSessionParams struct {
 	sessionRef
-	Name string `json:"name" jsonschema:"the new name"`
+	Name string `json:"name"`
 }
 
 type renameSessionResult struct {
@@ -27,7 +27,7 @@ func renameSessionTool() tool {
 		toolset: Manage,
 		title:   "Rename session",
 		description: "Renames a session; answers the name tmux stored (: and . become _). " +
-			`Example: {"sessionId":"$1","name":"build"}.`,
+			`Example: {"sessionId":"$1","name":"build"}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectChange},

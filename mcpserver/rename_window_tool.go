@@ -8,7 +8,7 @@ import (
 
 type renameWindowParams struct {
 	WindowID string `json:"windowId"`
-	Name     string `json:"name" jsonschema:"the new name"`
+	Name     string `json:"name"`
 }
 
 type renameWindowResult struct {
@@ -23,7 +23,7 @@ func renameWindowTool() tool {
 		toolset: Manage,
 		title:   "Rename window",
 		description: "Renames a window. " +
-			`Example: {"windowId":"@2","name":"logs"}.`,
+			`Example: {"windowId":"@2","name":"logs"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

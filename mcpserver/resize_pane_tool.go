@@ -10,9 +10,9 @@ import (
 
 type resizePaneParams struct {
 	PaneID string `json:"paneId"`
-	Width  int    `json:"width,omitempty" jsonschema:"columns"`
-	Height int    `json:"height,omitempty" jsonschema:"rows"`
-	Zoom   bool   `json:"zoom,omitempty" jsonschema:"toggle zoom instead"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
+	Zoom   bool   `json:"zoom,omitempty"`
 }
 
 type resizePaneResult struct {
@@ -28,7 +28,7 @@ func resizePaneTool() tool {
 		toolset: Manage,
 		title:   "Resize pane",
 		description: "Resizes a pane within its window, or toggles zoom. " +
-			`Example: {"paneId":"%3","width":100}.`,
+			`Example: {"paneId":"%3","width":100}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -10,8 +10,8 @@ import (
 
 type resizeWindowParams struct {
 	WindowID string `json:"windowId"`
-	Width    int    `json:"width,omitempty" jsonschema:"columns"`
-	Height   int    `json:"height,omitempty" jsonschema:"rows"`
+	Width    int    `json:"width,omitempty"`
+	Height   int    `json:"height,omitempty"`
 }
 
 type resizeWindowResult struct {
@@ -26,7 +26,7 @@ func resizeWindowTool() tool {
 		toolset: Manage,
 		title:   "Resize window",
 		description: "Sets a window's size. " +
-			`Example: {"windowId":"@2","width":200,"height":50}.`,
+			`Example: {"windowId":"@2","width":200,"height":50}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

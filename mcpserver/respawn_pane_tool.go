@@ -24,7 +24,7 @@ func respawnPaneTool() tool {
 		toolset: Manage,
 		title:   "Respawn pane",
 		description: "Kills a pane's program and starts its command again; the id stays. " +
-			`Example: {"paneId":"%3"}.`,
+			`Example: {"paneId":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachConfiguredProcess,
 			Effects:             []Effect{EffectChange},

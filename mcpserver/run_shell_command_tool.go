@@ -14,8 +14,8 @@ import (
 )
 
 type runShellCommandParams struct {
-	PaneID    string `json:"paneId" jsonschema:"pane id (%3), a shell at its prompt"`
-	Command   string `json:"command" jsonschema:"shell command line"`
+	PaneID    string `json:"paneId" jsonschema:"a shell at its prompt"`
+	Command   string `json:"command"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 	Force     string `json:"force,omitempty"`
 }
@@ -38,8 +38,8 @@ func runShellCommandTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Run shell command",
-		description: "Runs a command line in a pane's shell (in a subshell), waits, answers exit status, output (head and tail past the budget) and a capture_since cursor. One per pane at a time; a timed_out answer's handle is for wait_for_run, cancel_run. " +
-			`Example: {"paneId":"%3","command":"make test"}.`,
+		description: "Runs a command line in a pane's shell (a subshell) and waits; answers exit status, output (head and tail past the budget), a capture_since cursor. One per pane at a time; on timed_out, its handle is for wait_for_run, cancel_run. " +
+			`Example: {"paneId":"%3","command":"make test"}`,
 		capability: Capability{
 			ProcessReach:        ReachPaneCommand,
 			Effects:             []Effect{EffectObserve, EffectChange},

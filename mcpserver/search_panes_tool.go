@@ -61,8 +61,8 @@ func searchPanesTool() tool {
 		name:    "search_panes",
 		toolset: Inspect,
 		title:   "Search panes",
-		description: "Which panes show a text, screens and scrollback, with line numbers. Bounded (stoppedBy names the limit hit): narrow by sessionId, windowId or paneId. " +
-			`Example: {"pattern":"error","windowId":"@1"}.`,
+		description: "Which panes show a text (screen or scrollback), with line numbers. Bounded (stoppedBy names the limit hit): narrow by session, window or pane. " +
+			`Example: {"pattern":"error","windowId":"@1"}`,
 		capability: Capability{
 			ProcessReach: ReachNone,
 			Effects:      []Effect{EffectObserve},

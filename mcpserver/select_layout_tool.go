@@ -27,7 +27,7 @@ func selectLayoutTool() tool {
 		toolset: Manage,
 		title:   "Select layout",
 		description: "Arranges a window's panes. " +
-			`Example: {"windowId":"@2","layout":"tiled"}.`,
+			`Example: {"windowId":"@2","layout":"tiled"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

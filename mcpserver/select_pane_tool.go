@@ -22,7 +22,7 @@ func selectPaneTool() tool {
 		toolset: Manage,
 		title:   "Select pane",
 		description: "Makes a pane its window's active pane. " +
-			`Example: {"paneId":"%3"}.`,
+			`Example: {"paneId":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -22,7 +22,7 @@ func selectWindowTool() tool {
 		toolset: Manage,
 		title:   "Select window",
 		description: "Makes a window its session's current one. " +
-			`Example: {"windowId":"@2"}.`,
+			`Example: {"windowId":"@2"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -22,7 +22,7 @@ func sendKeysBatchTool() tool {
 		toolset: Execute,
 		title:   "Send keys in order",
 		description: "Up to 32 send_keys rows in order, all validated first; a refusal stops it and says which rows were sent. " +
-			`Example: {"rows":[{"paneId":"%3","text":":wq","enter":true}]}.`,
+			`Example: {"rows":[{"paneId":"%3","text":":wq","enter":true}]}`,
 		capability: inputCapability,
 	}, handle: (*server).sendKeysBatch}
 }

@@ -22,7 +22,7 @@ func sendKeysTool() tool {
 		toolset: Execute,
 		title:   "Send keys",
 		description: "Types key names or literal text into a pane, then Enter if asked; answers the panes reached. Commands: run_shell_command; long text: paste_text. " +
-			`Example: {"paneId":"%3","keys":["C-c"]}.`,
+			`Example: {"paneId":"%3","keys":["C-c"]}`,
 		capability: inputCapability,
 	}, handle: (*server).sendKeys}
 }

@@ -201,5 +201,5 @@ func (s *server) enrollmentState(paneID, gen string) string {
 	return state
 }
 
-const instructions = `Tools for a real tmux server. Find panes with list_panes (ids like %3); read them with capture_pane, follow them with capture_since. Every answer is a JSON object, with a note field where a fact needs words; errors name the next step. ` +
+const instructions = `Tools for a real tmux server. Targets are ids: $1 sessions, @2 windows, %3 panes. Find panes with list_panes; read them with capture_pane, follow them with capture_since. Every answer is a JSON object, with a note field where a fact needs words; errors name the next step. ` +
 	`force is the id of the pane this server runs in (list_panes marks it caller), given to act on that pane. timeoutMs, omitted or over the ceiling, is the ceiling; answers report effectiveTimeoutMs.`

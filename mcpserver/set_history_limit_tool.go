@@ -10,7 +10,7 @@ import (
 
 type setHistoryLimitParams struct {
 	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: every session"`
-	Lines     int    `json:"lines" jsonschema:"scrollback lines kept per pane"`
+	Lines     int    `json:"lines"`
 }
 
 type setHistoryLimitResult struct {
@@ -28,7 +28,7 @@ func setHistoryLimitTool() tool {
 		toolset: Manage,
 		title:   "Set history limit",
 		description: "Sets the scrollback lines kept by panes created afterwards. " +
-			`Example: {"lines":100000}.`,
+			`Example: {"lines":100000}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

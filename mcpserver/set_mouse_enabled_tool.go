@@ -23,7 +23,7 @@ func setMouseEnabledTool() tool {
 		toolset: Manage,
 		title:   "Set mouse",
 		description: "Turns tmux mouse support on or off. " +
-			`Example: {"enabled":true}.`,
+			`Example: {"enabled":true}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

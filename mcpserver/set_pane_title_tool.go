@@ -8,7 +8,7 @@ import (
 
 type setPaneTitleParams struct {
 	PaneID string `json:"paneId"`
-	Title  string `json:"title" jsonschema:"the new title"`
+	Title  string `json:"title"`
 }
 
 type setPaneTitleResult struct {
@@ -22,7 +22,7 @@ func setPaneTitleTool() tool {
 		toolset: Manage,
 		title:   "Set pane title",
 		description: "Sets a pane's title. " +
-			`Example: {"paneId":"%3","title":"server"}.`,
+			`Example: {"paneId":"%3","title":"server"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

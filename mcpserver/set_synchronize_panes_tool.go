@@ -22,8 +22,8 @@ func setSynchronizePanesTool() tool {
 		name:    "set_synchronize_panes",
 		toolset: Manage,
 		title:   "Set synchronize-panes",
-		description: "While on, keys sent to one pane of the window reach all its panes. " +
-			`Example: {"windowId":"@2","enabled":false}.`,
+		description: "While on, keys to one pane of the window reach all its panes. " +
+			`Example: {"windowId":"@2","enabled":false}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

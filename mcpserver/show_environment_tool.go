@@ -13,8 +13,8 @@ import (
 )
 
 type showEnvironmentParams struct {
-	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: the global one"`
-	Name      string `json:"name,omitempty" jsonschema:"only this variable"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"omitted: global"`
+	Name      string `json:"name,omitempty"`
 }
 
 type envVar struct {
@@ -41,8 +41,8 @@ func showEnvironmentTool() tool {
 		name:    "show_environment",
 		toolset: Inspect,
 		title:   "Show environment",
-		description: "The environment tmux gives new processes, global or a session's; values may hold secrets. " +
-			`Example: {"sessionId":"$1","name":"PATH"}.`,
+		description: "The environment tmux gives new processes; values may hold secrets. " +
+			`Example: {"sessionId":"$1","name":"PATH"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

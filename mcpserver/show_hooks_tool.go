@@ -10,7 +10,7 @@ import (
 
 type showHooksParams struct {
 	Scope  string `json:"scope" jsonschema:"session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; omitted: global"`
+	Target string `json:"target,omitempty" jsonschema:"omitted: global"`
 }
 
 type hookRow struct {
@@ -30,7 +30,7 @@ func showHooksTool() tool {
 		toolset: Inspect,
 		title:   "Show hooks",
 		description: "The hooks set at a scope and the commands they run. " +
-			`Example: {"scope":"pane","target":"%3"}.`,
+			`Example: {"scope":"pane","target":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

@@ -13,8 +13,8 @@ import (
 
 type showOptionParams struct {
 	Scope  string `json:"scope" jsonschema:"server, session, window or pane"`
-	Target string `json:"target,omitempty" jsonschema:"$1, @2 or %3; none = global"`
-	Name   string `json:"name" jsonschema:"like mode-keys or @user"`
+	Target string `json:"target,omitempty" jsonschema:"omitted: global"`
+	Name   string `json:"name"`
 }
 
 type showOptionResult struct {
@@ -43,7 +43,7 @@ func showOptionTool() tool {
 		toolset: Inspect,
 		title:   "Show option",
 		description: "One option's value at a scope, as tmux stores it (set:false: only inherited). " +
-			`Example: {"scope":"window","target":"@1","name":"mode-keys"}.`,
+			`Example: {"scope":"window","target":"@1","name":"mode-keys"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

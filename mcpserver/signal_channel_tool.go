@@ -21,7 +21,7 @@ func signalChannelTool() tool {
 		toolset: Execute,
 		title:   "Signal channel",
 		description: "Wakes every wait_for_channel on the channel; with none waiting, the next returns at once. " +
-			`Example: {"channel":"build-done"}.`,
+			`Example: {"channel":"build-done"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

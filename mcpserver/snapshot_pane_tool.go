@@ -45,8 +45,8 @@ func snapshotPaneTool() tool {
 		name:    "snapshot_pane",
 		toolset: Inspect,
 		title:   "Snapshot pane",
-		description: "A pane's facts (command, path, title, mode, cursor, size) and its screen, read at once. Scrollback: capture_pane. " +
-			`Example: {"paneId":"%3"}.`,
+		description: "A pane's facts (command, path, title, mode, cursor, size) and screen, read at once. Scrollback: capture_pane. " +
+			`Example: {"paneId":"%3"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

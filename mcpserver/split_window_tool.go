@@ -12,7 +12,7 @@ type splitWindowParams struct {
 	PaneID         string `json:"paneId"`
 	Direction      string `json:"direction,omitempty" jsonschema:"horizontal (side by side) or vertical (default)"`
 	Size           int    `json:"size,omitempty" jsonschema:"percent, 1-99"`
-	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute path; omitted = the pane's"`
+	StartDirectory string `json:"startDirectory,omitempty" jsonschema:"absolute; omitted: the pane's"`
 }
 
 type splitWindowResult struct {
@@ -28,7 +28,7 @@ func splitWindowTool() tool {
 		toolset: Manage,
 		title:   "Split pane",
 		description: "Splits a pane; the new one runs a shell, unfocused. " +
-			`Example: {"paneId":"%3","direction":"horizontal","size":30}.`,
+			`Example: {"paneId":"%3","direction":"horizontal","size":30}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

@@ -10,7 +10,7 @@ import (
 
 type swapPaneParams struct {
 	PaneID       string `json:"paneId"`
-	TargetPaneID string `json:"targetPaneId" jsonschema:"the other pane"`
+	TargetPaneID string `json:"targetPaneId"`
 }
 
 type swapPaneResult struct {
@@ -26,7 +26,7 @@ func swapPaneTool() tool {
 		toolset: Manage,
 		title:   "Swap panes",
 		description: "Two panes trade places; ids and programs stay. " +
-			`Example: {"paneId":"%3","targetPaneId":"%4"}.`,
+			`Example: {"paneId":"%3","targetPaneId":"%4"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectChange},

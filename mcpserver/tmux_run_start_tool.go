@@ -20,7 +20,7 @@ func tmuxRunStartTool() tool {
 		title:   "Start in an enrolled shell",
 		description: "As tmux_run, but answers once the script started, with a handle: the run goes on in a helper of its own while the shell stays free. " +
 			"Collect with wait_for_run (stdout and stderr apart, head and tail of any size), stop with cancel_run, find with list_runs. " +
-			`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}.`,
+			`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}`,
 		annotations: &mcp.ToolAnnotations{Title: "Start in an enrolled shell", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no},
 		capability: Capability{
 			ProcessReach:        ReachEnrolledShell,

@@ -26,13 +26,13 @@ var (
 	tmuxRunOutputSchema json.RawMessage
 )
 
-const tmuxRunDescription = "Runs a POSIX sh script in a pane whose zsh a person enrolled, typing nothing into the terminal; answers its exact exit status or signal, with stdout and stderr apart. " +
-	"Prefer it to run_shell_command where list_panes shows enrollment \"enrolled\". " +
+const tmuxRunDescription = "Runs a POSIX sh script in a pane whose zsh a person enrolled (list_panes enrollment: enrolled; prefer it there to run_shell_command), typing nothing into the terminal. " +
+	"Answers the exact exit status or signal (ok:true either way), stdout and stderr apart. " +
 	"The script gets the shell's directory and exported environment, stdin closed; cd and export do not persist. " +
-	"A shell not idle at an empty prompt answers shell_busy or not_at_prompt at once, and nothing runs, ever. " +
-	"Each output is capped (65536 bytes; stdout_limit, stderr_limit up to 262144): more stops the script, output_overflow. " +
-	"For longer runs or more output, tmux_run_start. A nonzero exit or a signal is ok:true. Errors say by delivery whether the script could have run. target.generation: serverGeneration from list_panes. " +
-	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}.`
+	"A shell not idle at an empty prompt is refused at once, nothing queued. " +
+	"Output past stdout_limit or stderr_limit (default 65536 bytes) stops the script; tmux_run_start keeps any size. " +
+	"target.generation: list_panes' serverGeneration. " +
+	`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}`
 
 // tmuxRunArgs are tmux_run's arguments as the contract names them.
 type tmuxRunArgs struct {

@@ -30,7 +30,7 @@ func waitForChannelTool() tool {
 		toolset: Execute,
 		title:   "Wait for channel",
 		description: "Waits until the channel is signalled: end what you send with `; tmux wait-for -S NAME`. " +
-			`Example: {"channel":"build-done","timeoutMs":60000}.`,
+			`Example: {"channel":"build-done","timeoutMs":60000}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

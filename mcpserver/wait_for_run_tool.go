@@ -16,9 +16,9 @@ import (
 )
 
 type waitForRunParams struct {
-	Handle    string `json:"handle" jsonschema:"from a timed_out answer or list_runs"`
+	Handle    string `json:"handle"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"last answer's cursor: output after it"`
+	Cursor    string `json:"cursor,omitempty"`
 }
 
 // runWaitResult is what wait_for_run and cancel_run answer of a run.
@@ -48,8 +48,8 @@ func waitForRunTool() tool {
 		blocks:  true,
 		toolset: Execute,
 		title:   "Wait for run",
-		description: "Waits for a run by handle: state (running, completed, interrupted, pane_died, cancelled, timed_out, failed), exitStatus or signal, output after cursor (head and tail past the budget; stdout and stderr apart for tmux_run_start) and the next cursor. " +
-			`Example: {"handle":"rsc-0123456789ab","cursor":"L40"}.`,
+		description: "Waits for a run by handle: state (running, completed, interrupted, pane_died, cancelled, timed_out, failed), exitStatus or signal, output after cursor (head and tail past the budget; tmux_run_start: stdout, stderr apart), next cursor. " +
+			`Example: {"handle":"rsc-0123456789ab","cursor":"L40"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},

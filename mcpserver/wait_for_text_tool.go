@@ -16,7 +16,7 @@ import (
 
 type waitForTextParams struct {
 	PaneID    string `json:"paneId"`
-	Pattern   string `json:"pattern" jsonschema:"text to wait for"`
+	Pattern   string `json:"pattern"`
 	Regex     bool   `json:"regex,omitempty" jsonschema:"pattern is RE2"`
 	Cursor    string `json:"cursor,omitempty"`
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
@@ -40,8 +40,8 @@ func waitForTextTool() tool {
 		toolset: Execute,
 		title:   "Wait for text",
 		description: "Waits until a pane shows the text (your own commands: run_shell_command). " +
-			"Text already shown matches at once (already:true); with a cursor from capture_since, only newer output. " +
-			`Example: {"paneId":"%3","pattern":"listening on"}.`,
+			"Text already shown matches at once (already:true); with a capture_since cursor, only newer output. " +
+			`Example: {"paneId":"%3","pattern":"listening on"}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
 			Effects:             []Effect{EffectObserve},
