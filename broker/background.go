@@ -278,7 +278,7 @@ func (b *Broker) end(bg *Background, code Code, msg string, c *Completion, scrip
 	b.freeSlot()
 	b.mu.Lock()
 	if !b.closed {
-		bg.forget = time.AfterFunc(KeepFinished, func() { b.forgetRun(bg.Handle) })
+		bg.forget = time.AfterFunc(b.keepFinished, func() { b.forgetRun(bg.Handle) })
 	}
 	var finished []*Background
 	for _, o := range b.background {
@@ -312,6 +312,9 @@ func (b *Broker) forgetRun(handle string) {
 	}
 	bg.stdout.Remove()
 	bg.stderr.Remove()
+	if b.onForget != nil {
+		b.onForget(handle)
+	}
 }
 
 // takeSlot reserves one of the MaxBackground places of runs in flight.

@@ -259,6 +259,9 @@ type Broker struct {
 	background map[string]*Background // by handle: background runs in flight and kept after
 	bgRunning  int                    // background runs in flight, or being started
 	bgWG       sync.WaitGroup         // background runs' followers
+	// keepFinished is how long a finished background run is kept: KeepFinished (tests shorten it).
+	keepFinished time.Duration
+	onForget     func(handle string) // tests: called once a run's files are removed
 }
 
 // New makes a broker that serves on ln, which it then owns: Close closes it. cfg.Registry is
@@ -281,7 +284,7 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	b := &Broker{
 		cfg: cfg, l: ln, sock: ln.sock, ln: ln.ln, uid: os.Getuid(), bootID: boot, server: cfg.Server,
 		shells: map[string]*shell{}, runs: map[string]*run{}, busy: map[string]bool{},
-		history: map[string][]RunRecord{}, background: map[string]*Background{},
+		history: map[string][]RunRecord{}, background: map[string]*Background{}, keepFinished: KeepFinished,
 	}
 	if cfg.Server.SocketPath != "" {
 		b.serverSock, _ = os.Stat(cfg.Server.SocketPath)
