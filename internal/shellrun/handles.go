@@ -57,6 +57,9 @@ func (e *Engine) List() []Info {
 	return out
 }
 
+// beginWait bounds how long Cancel waits for a run's begin line.
+const beginWait = 5 * time.Second
+
 // Cancel interrupts the run in.Handle (C-c to its pane) while its own
 // frame is the pane's foreground job, and waits (in.Wait) for what
 // follows. Anything else is a refusal that says why: the run ended, its
@@ -66,6 +69,16 @@ func (e *Engine) Cancel(ctx context.Context, in Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// A run answered timed_out a moment ago may not have printed its begin line yet: wait for
+	// it a little, as the caller would have to.
+	wait := time.NewTimer(beginWait)
+	select {
+	case <-run.begun:
+	case <-run.done:
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	wait.Stop()
 	run.mu.Lock()
 	begin, end, lost := run.begin, run.end, run.lost
 	run.mu.Unlock()
@@ -73,7 +86,7 @@ func (e *Engine) Cancel(ctx context.Context, in Request) (Result, error) {
 	case end != 0 || lost != "":
 		return Result{}, fmt.Errorf("run %s has already ended, nothing was sent; collect it with wait_for_run {\"handle\":%q}", run.handle, run.handle)
 	case begin == 0:
-		return Result{}, fmt.Errorf("run %s has not begun in pane %s yet (its begin line was not seen), so an interrupt could reach something else; nothing was sent: retry in a moment, or look with capture_pane", run.handle, run.pane)
+		return Result{}, fmt.Errorf("run %s has not begun in pane %s within %s (its begin line was not seen), so an interrupt could reach something else; nothing was sent: look at the pane with capture_pane, then retry or stop it with send_keys C-c", run.handle, run.pane, beginWait)
 	}
 	st, err := fgproc.Look(run.shellPID)
 	switch {

@@ -39,7 +39,8 @@ type shellRun struct {
 	head   []string // the first headMax of them
 	last   string   // the newest of them
 	done   chan struct{}
-	lost   string // why the run can no longer be followed ("" while it can)
+	begun  chan struct{} // closed when the begin marker is seen
+	lost   string        // why the run can no longer be followed ("" while it can)
 	// interrupted: the shell came back to its prompt without the status
 	// line (C-c ends a shell's command line there).
 	interrupted bool
@@ -67,7 +68,7 @@ func (r *runs) claim(pane, command string) (*shellRun, *shellRun) {
 	}
 	b := make([]byte, 6)
 	rand.Read(b)
-	run := &shellRun{handle: "rsc-" + hex.EncodeToString(b), pane: pane, command: command, started: time.Now(), done: make(chan struct{})}
+	run := &shellRun{handle: "rsc-" + hex.EncodeToString(b), pane: pane, command: command, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
 	r.byPane[pane] = run
 	r.byID[run.handle] = run
 	// Forget runs ended long ago.
@@ -124,6 +125,7 @@ func (r *shellRun) onLine(n uint64, line string) {
 	case r.begin == 0:
 		if line == r.f.begin {
 			r.begin = n
+			close(r.begun)
 		}
 	default:
 		if rest, ok := strings.CutPrefix(line, r.f.end); ok {
