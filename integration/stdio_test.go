@@ -20,7 +20,7 @@ import (
 )
 
 // optInTools belong to no toolset: only --enable-tool lists them.
-var optInTools = []string{"tmux_run"}
+var optInTools = []string{"tmux_run", "tmux_run_start"}
 
 // allToolsets selects every toolset explicitly.
 const allToolsets = "inspect,manage,execute,teardown"

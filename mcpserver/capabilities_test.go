@@ -216,7 +216,8 @@ func TestCapabilitiesResource(t *testing.T) {
 	}
 	doc, _ = readCapabilities(t, connect(t, ts, Deps{Selection: sel}))
 	if doc.Boundary.HostCommandExecution != "enrolled-panes" || !strings.Contains(doc.Boundary.Note, "enrolled") ||
-		!slices.Equal(doc.Tools, []string{"tmux_run"}) || doc.Capabilities["tmux_run"].ProcessReach != "enrolled-shell" ||
+		!slices.Equal(doc.Tools, []string{"tmux_run", "tmux_run_start"}) || doc.Capabilities["tmux_run"].ProcessReach != "enrolled-shell" ||
+		doc.Capabilities["tmux_run_start"].ProcessReach != "enrolled-shell" ||
 		doc.Boundary.Posture != PosturePersonOnly {
 		t.Errorf("with tmux_run: tools %v, boundary %+v", doc.Tools, doc.Boundary)
 	}

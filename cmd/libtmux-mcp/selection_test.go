@@ -54,7 +54,7 @@ func TestSelectionFromFlagsAndVariables(t *testing.T) {
 			env: map[string]string{"LIBTMUX_TOOLSETS": "execute"}, want: of(mcpserver.Inspect)},
 		{why: "LIBTMUX_TOOLS adds to the default", prov: existing,
 			env: map[string]string{"LIBTMUX_TOOLS": "tmux_run"}, args: []string{"--enroll-pane", "%1=/tmp/x", "--helper", "/bin/true"},
-			want: with(of(mcpserver.Inspect, mcpserver.Manage, mcpserver.Execute), "tmux_run")},
+			want: with(of(mcpserver.Inspect, mcpserver.Manage, mcpserver.Execute), "tmux_run", "tmux_run_start")},
 		{why: "the migration of LIBTMUX_MCP_TOOLS=a,b: empty toolsets plus LIBTMUX_TOOLS", prov: full,
 			env: map[string]string{"LIBTMUX_TOOLSETS": "", "LIBTMUX_TOOLS": "list_panes,capture_pane"}, want: []string{"capture_pane", "list_panes"}},
 		{why: "--enable-tool with --toolsets=", prov: existing, args: []string{"--toolsets=", "--enable-tool", "send_keys"},
