@@ -1,8 +1,9 @@
 // The TypeScript SDK client drives the built libtmux-mcp over stdio: it
 // lists the tools (so the client caches every output schema and validates
 // each structuredContent against it), calls an inspect tool, runs tmux_run
-// in a pane a "person" enrolled while the client was connected, and reads
-// tmux://capabilities.
+// in a pane a "person" enrolled while the client was connected, starts a
+// background run with tmux_run_start and collects it with wait_for_run, and
+// reads tmux://capabilities.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -65,6 +66,25 @@ try {
     JSON.stringify(run.structuredContent).slice(0, 500),
   );
   checks.check('nothing from the run reached the terminal', !tmux.capture(pane).includes('out<&>'), tmux.capture(pane));
+
+  // A run that outlives the call: tmux_run_start answers a handle at once; wait_for_run
+  // collects it (each answer validated against wait_for_run's output schema).
+  const started = await client.callTool({
+    name: 'tmux_run_start',
+    arguments: { target: { kind: 'pane', id: pane, generation: row.serverGeneration }, script: "sleep 1; printf 'late'; printf 'warn' >&2; exit 4" },
+  });
+  const handle = started.structuredContent?.data?.handle;
+  checks.check('tmux_run_start answers a trs- handle at once', !started.isError && typeof handle === 'string' && handle.startsWith('trs-'), JSON.stringify(started.structuredContent).slice(0, 300));
+  const done = await waitFor('wait_for_run to see the background run end', async () => {
+    const r = await client.callTool({ name: 'wait_for_run', arguments: { handle, timeoutMs: 2000 } });
+    return r.structuredContent?.state !== 'running' ? r : undefined;
+  });
+  const w = done.structuredContent;
+  checks.check(
+    'wait_for_run collects the background run: completed, exit 4, stdout and stderr apart',
+    !done.isError && w?.state === 'completed' && w?.exitStatus === 4 && w?.stdout === 'late' && w?.stderr === 'warn',
+    JSON.stringify(w).slice(0, 500),
+  );
 
   let caps;
   try {
