@@ -113,8 +113,7 @@ func Select(p tmux.Provenance, toolsets, enable, exclude []string) (Selection, e
 	}
 	for _, name := range enable {
 		on[name] = true
-		// tmux_run_start comes with tmux_run: the same opt-in, the same enrolled panes.
-		if name == "tmux_run" {
+		if name == "tmux_run" { // tmux_run_start comes with it: the same opt-in, the same panes
 			on["tmux_run_start"] = true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/libtmux/libtmux-mcp/internal/argcheck"
+	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,7 +103,7 @@ func (t *typedTool[In, Out]) callRaw(s *server, ctx context.Context, req *mcp.Ca
 		return nil, err
 	}
 	o, err := t.handle(s, ctx, req, in)
-	if err != nil {
+	if err = tmux.InWords(err); err != nil {
 		return nil, err
 	}
 	return o, nil

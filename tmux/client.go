@@ -96,6 +96,32 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// NoAnswerError says that tmux did not answer a command within the client's own deadline
+// (not the caller's): a stopped or overloaded server. It wraps context.DeadlineExceeded.
+type NoAnswerError struct {
+	Within  time.Duration
+	Control bool // over a control connection, which was then closed
+}
+
+func (e *NoAnswerError) Error() string {
+	msg := fmt.Sprintf("tmux did not answer within %s: the tmux server may be stopped (a suspended job, SIGSTOP) or overloaded; check that it answers (tmux list-sessions in a terminal), then call again", e.Within)
+	if e.Control {
+		msg += "; the control connection that waited was closed, and the next call opens a new one"
+	}
+	return msg
+}
+
+func (e *NoAnswerError) Unwrap() error { return context.DeadlineExceeded }
+
+// InWords returns the *NoAnswerError in err's chain alone, which says what happened and what to
+// check without the command line, the socket or Go's error text; any other err as it is.
+func InWords(err error) error {
+	if na := (*NoAnswerError)(nil); errors.As(err, &na) {
+		return na
+	}
+	return err
+}
+
 // ErrNoServer is matched (with errors.Is) by errors that say no server runs
 // on the socket.
 var ErrNoServer = errors.New("no tmux server is running on this socket")
@@ -154,11 +180,15 @@ func (c *Client) RunConfig(ctx context.Context, config string, args ...string) (
 // abandon them at the same delay after a normal exit too, where reading
 // the output can take longer under load.
 func (c *Client) run(ctx context.Context, timeout time.Duration, pre, args []string) ([]byte, error) {
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	argv := append(append(append([]string{"-u"}, c.route.socketArgs()...), pre...), args...)
 	fail := func(stdout, stderr []byte, err error) ([]byte, error) {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil && caller.Err() == nil:
+			err = &NoAnswerError{Within: timeout}
+		case ctx.Err() != nil:
 			err = fmt.Errorf("%w (tmux did not answer within %s)", ctx.Err(), timeout)
 		}
 		if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {

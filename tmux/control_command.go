@@ -14,7 +14,10 @@ import (
 // arrives as one argument, spaces, quotes, # and ; included) and returns its
 // output, one "\n"-terminated line per line tmux printed. An %error answer is
 // a *Error with tmux's message in Stderr. ctx bounds the wait; a command
-// given up on stays queued in tmux and its answer is discarded.
+// given up on stays queued in tmux and its answer is discarded. Each command also has the
+// client's own deadline (Client timeout): when tmux does not answer within it, the connection
+// is closed (every wait on it ends, and a pool opens a new one) and the error is a
+// *NoAnswerError; what was queued may still run if tmux resumes.
 func (cc *Control) Command(ctx context.Context, args ...string) (string, error) {
 	return cc.CommandList(ctx, nil, args)
 }
@@ -42,6 +45,9 @@ func (cc *Control) CommandList(ctx context.Context, mark func(out string), cmds 
 		args = append(args, c...)
 	}
 	p := &pendingCommand{args: args, mark: mark, ncmds: len(cmds), reply: make(chan commandReply, 1)}
+	caller := ctx
+	ctx, cancel := context.WithTimeout(ctx, cc.client.timeout)
+	defer cancel()
 
 	cc.wmu.Lock()
 	cc.qmu.Lock()
@@ -71,7 +77,10 @@ func (cc *Control) CommandList(ctx context.Context, mark func(out string), cmds 
 		}
 		cc.qmu.Unlock()
 		cc.wmu.Unlock()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && caller.Err() == nil {
+			cc.kill()
+			werr = &NoAnswerError{Within: cc.client.timeout, Control: true}
+		} else if ctx.Err() != nil {
 			werr = fmt.Errorf("%w (tmux did not take the command)", ctx.Err())
 		} else if err := cc.Err(); err != nil {
 			werr = err
@@ -100,6 +109,11 @@ func (cc *Control) CommandList(ctx context.Context, mark func(out string), cmds 
 		case r := <-p.reply:
 			return r.out, r.err
 		default:
+		}
+		if caller.Err() == nil {
+			// tmux is stopped or stuck: end the connection so nothing waits on it for ever.
+			cc.kill()
+			return "", cc.commandError(args, &NoAnswerError{Within: cc.client.timeout, Control: true})
 		}
 		return "", cc.commandError(args, fmt.Errorf("%w (no answer over the tmux control connection)", ctx.Err()))
 	}

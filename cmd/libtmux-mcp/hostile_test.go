@@ -404,8 +404,9 @@ func waitFrame(i int) (id, frame string) {
 }
 
 // waitAnswers checks the concurrent waits: the cap's refusals and the rest
-// signalled.
-func waitAnswers(t *testing.T, lines []string) {
+// signalled. signal is the signal_channel call's answer, shown when the
+// count is off.
+func waitAnswers(t *testing.T, lines, signal []string) {
 	t.Helper()
 	signalled, refused := 0, 0
 	for _, l := range lines {
@@ -419,7 +420,7 @@ func waitAnswers(t *testing.T, lines []string) {
 		}
 	}
 	if signalled != hostileCap || refused != hostileWaits-hostileCap {
-		t.Errorf("%d waits: %d signalled, %d refused by the cap; want %d and %d", hostileWaits, signalled, refused, hostileCap, hostileWaits-hostileCap)
+		t.Errorf("%d waits: %d signalled, %d refused by the cap; want %d and %d; signal_channel answered %.400q", hostileWaits, signalled, refused, hostileCap, hostileWaits-hostileCap, signal)
 	}
 }
 
@@ -469,7 +470,7 @@ func TestHostileFramesStdio(t *testing.T) {
 		t.Fatalf("no exit 20 s after stdin EOF\nstderr: %s", p.stderr.String())
 	}
 	answered := p.ans.check(t, probes, append(append(append([]string{`"init"`, `"signal"`}, waitIDs...), warmIDs...), `"ten"`)...)
-	waitAnswers(t, p.ans.lines(t, waitIDs))
+	waitAnswers(t, p.ans.lines(t, waitIDs), p.ans.lines(t, []string{`"signal"`}))
 	checkRSS(t, settled, idle)
 	if n := strings.Count(p.stderr.String(), "could not be encoded"); n != 5 {
 		t.Errorf("the 5 unencodable answers were logged %d times; want once each", n)
@@ -530,7 +531,7 @@ func TestHostileFramesHTTP(t *testing.T) {
 	if got := p.ans.lines(t, []string{`"term"`}); len(got) != 1 || !strings.Contains(got[0], "cancelled") {
 		t.Errorf("the call in flight at SIGTERM answered %q; want it cancelled", got)
 	}
-	waitAnswers(t, p.ans.lines(t, waitIDs))
+	waitAnswers(t, p.ans.lines(t, waitIDs), p.ans.lines(t, []string{`"signal"`}))
 	checkRSS(t, settled, idle)
 	t.Logf("http: %d requests sent, %d answers; RSS idle %d KiB, peak %d KiB, settled %d KiB %s after the load", p.sentCount(), answered, idle, peak, settled, took)
 }
