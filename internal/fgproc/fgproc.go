@@ -18,7 +18,10 @@
 // the shell may start a command the moment after.
 package fgproc
 
-import "sync/atomic"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // proc is what the check needs to know about one process.
 type proc struct {
@@ -66,6 +69,20 @@ const (
 	// terminal back and not drawn its prompt yet. Only LookAt says it.
 	ReadingInput
 )
+
+func (s State) String() string {
+	switch s {
+	case AtPrompt:
+		return "AtPrompt"
+	case ChildInForeground:
+		return "ChildInForeground"
+	case NotForeground:
+		return "NotForeground"
+	case ReadingInput:
+		return "ReadingInput"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
 
 // Look reads the facts of process pid and its children and says which
 // state the shell is in; an error as ShellAtPrompt's.

@@ -30,13 +30,17 @@ func LookAt(pid int, tty string) (State, error) {
 	}
 	m, err := readModes(tty)
 	if err != nil {
-		return NotForeground, fmt.Errorf("the modes of terminal %q: %w", tty, err)
+		return NotForeground, fmt.Errorf("%w %q: %w", ErrModes, tty, err)
 	}
 	if m.canonical || m.echo {
 		return ReadingInput, nil
 	}
 	return AtPrompt, nil
 }
+
+// ErrModes is in LookAt's error when the terminal's modes could not be
+// read (and not the process facts).
+var ErrModes = errors.New("cannot read the modes of terminal")
 
 // modes are the terminal modes that tell a line editor from the kernel's
 // line discipline.

@@ -1,6 +1,7 @@
 package fgproc
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -85,7 +86,7 @@ func TestLookAtWithoutModes(t *testing.T) {
 	}
 	for _, bad := range []string{"", file, os.DevNull, filepath.Join(t.TempDir(), "missing")} {
 		st, err := LookAt(pid, bad)
-		if err == nil || st == AtPrompt || !strings.Contains(err.Error(), "modes of terminal") {
+		if !errors.Is(err, ErrModes) || st == AtPrompt {
 			t.Errorf("LookAt(%d, %q) = %v, %v; want an error about the terminal's modes, never AtPrompt", pid, bad, st, err)
 		}
 	}
