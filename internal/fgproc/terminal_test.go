@@ -115,3 +115,43 @@ func lineShown(screen, line string) bool {
 	}
 	return false
 }
+
+// The cost of the modes: LookAt on an idle zsh is Look plus one open,
+// one ioctl and one close of its terminal.
+//
+//	go test -run '^$' -bench 'Look' -benchtime 2000x ./internal/fgproc
+func BenchmarkLook(b *testing.B) {
+	ts := tmuxtest.Start(b)
+	pane := ts.ZshSession("z")
+	out := strings.Fields(ts.Run("display-message", "-p", "-t", pane, "#{pane_pid} #{pane_tty}"))
+	pid, err := strconv.Atoi(out[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	tty := out[1]
+	tmuxtest.Eventually(b, 15*time.Second, "zsh at its prompt", func() bool {
+		st, err := LookAt(pid, tty)
+		return err == nil && st == AtPrompt
+	})
+	b.Run("Look", func(b *testing.B) {
+		for b.Loop() {
+			if st, err := Look(pid); err != nil || st != AtPrompt {
+				b.Fatalf("Look = %v, %v", st, err)
+			}
+		}
+	})
+	b.Run("LookAt", func(b *testing.B) {
+		for b.Loop() {
+			if st, err := LookAt(pid, tty); err != nil || st != AtPrompt {
+				b.Fatalf("LookAt = %v, %v", st, err)
+			}
+		}
+	})
+	b.Run("modes", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := readModes(tty); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
