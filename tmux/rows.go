@@ -50,7 +50,8 @@ type Pane struct {
 	CursorY        int
 	HistorySize    int
 	CurrentPath    string
-	WindowZoomed   bool // the window shows only its active pane
+	TTY            string // the pane's terminal (/dev/pts/3), its shell's controlling terminal
+	WindowZoomed   bool   // the window shows only its active pane
 }
 
 // AttachedClient is one row of list-clients: a terminal or a control client.
@@ -120,6 +121,7 @@ var paneFields = []field[Pane]{
 	str("pane_title", func(r *Pane) *string { return &r.Title }),
 	str("pane_current_command", func(r *Pane) *string { return &r.CurrentCommand }),
 	str("pane_current_path", func(r *Pane) *string { return &r.CurrentPath }),
+	str("pane_tty", func(r *Pane) *string { return &r.TTY }),
 }
 
 var clientFields = []field[AttachedClient]{

@@ -40,6 +40,7 @@ func TestSnapshotReadsEscapingVersions(t *testing.T) {
 		{"pane title", p.Title, "#{pane_title}"},
 		{"current path", p.CurrentPath, "#{pane_current_path}"},
 		{"pane id", p.ID, "#{pane_id}"},
+		{"pane tty", p.TTY, "#{pane_tty}"},
 	} {
 		if want := strings.TrimSuffix(s.Run("display-message", "-p", "-t", pane, c.format), "\n"); c.got != want {
 			t.Errorf("%s = %q; tmux prints %q", c.name, c.got, want)

@@ -1,8 +1,10 @@
 // Package fgproc tells whether a terminal's shell is at its prompt, from
-// process facts alone: the shell owns its terminal's foreground process
-// group, and no child of the shell runs in that group. (A shell without job
+// process facts: the shell owns its terminal's foreground process group,
+// and no child of the shell runs in that group. (A shell without job
 // control, such as bash -c 'cat; …', keeps the foreground while it waits
-// for a child in its own group.)
+// for a child in its own group.) For a shell with a line editor (LookAt),
+// the terminal's modes too: the editor keeps it raw while it waits for a
+// command line, and the read builtin does not.
 //
 // The facts (pid, parent, process group, the terminal's foreground group)
 // come from /proc on Linux and from ps(1) everywhere else (macOS, the BSDs);
@@ -10,12 +12,16 @@
 // is an error, never a guess.
 //
 // It does not know which programs are shells (the caller checks the name,
-// as tmux reports it), what is typed at the prompt, or what background jobs
-// of a job-control shell do; and an answer is a snapshot: the shell may
-// start a command the moment after.
+// as tmux reports it), what is typed at the prompt, what the line editor
+// is editing (a command line, a continuation line, vared), or what
+// background jobs of a job-control shell do; and an answer is a snapshot:
+// the shell may start a command the moment after.
 package fgproc
 
-import "sync/atomic"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // proc is what the check needs to know about one process.
 type proc struct {
@@ -33,7 +39,8 @@ var forcePS atomic.Bool
 
 // ShellAtPrompt reports whether process pid owns its terminal's foreground
 // process group while no child of it runs in that group: a shell in that
-// state is showing its prompt (or about to). An error means the facts could
+// state is showing its prompt (or about to), or reads input itself (the
+// read builtin, which only LookAt tells). An error means the facts could
 // not be read (the process is gone, or neither /proc nor ps answered) and
 // says which and why; it never stands for yes.
 func ShellAtPrompt(pid int) (bool, error) {
@@ -56,7 +63,26 @@ const (
 	// foreground, and neither does the shell: one still starting, or a
 	// terminal another process took.
 	NotForeground
+	// ReadingInput: the shell owns its terminal's foreground with no
+	// child there, but the terminal's modes are not its line editor's: the
+	// shell reads input itself (the read builtin), or has just taken the
+	// terminal back and not drawn its prompt yet. Only LookAt says it.
+	ReadingInput
 )
+
+func (s State) String() string {
+	switch s {
+	case AtPrompt:
+		return "AtPrompt"
+	case ChildInForeground:
+		return "ChildInForeground"
+	case NotForeground:
+		return "NotForeground"
+	case ReadingInput:
+		return "ReadingInput"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
 
 // Look reads the facts of process pid and its children and says which
 // state the shell is in; an error as ShellAtPrompt's.

@@ -23,7 +23,7 @@ func (e *Engine) runByProcess(ctx context.Context, in Request, run *shellRun) (R
 	}
 	defer e.host.InputTo(in.Pane)()
 	shell := strings.TrimPrefix(c.Pane.CurrentCommand, "-")
-	if err := e.promptCheck(in.Pane, c.Pane.CurrentCommand, c.Pane.PID); err != nil {
+	if err := e.promptCheck(ctx, nil, in.Pane, c.Pane.CurrentCommand, c.Pane.PID, c.Pane.TTY, time.Now().Add(readingSettles)); err != nil {
 		return Result{}, err
 	}
 	exe, err := e.tmux.Executable()

@@ -1,34 +1,153 @@
 package shellrun
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/fgproc"
+	"github.com/libtmux/libtmux-mcp/live"
 )
 
 // promptCheck refuses a pane whose foreground program is not a shell, or
 // whose shell is not at its prompt (fgproc: it does not own the terminal's
-// foreground, or waits for a child there). Where the process facts cannot
-// be read it refuses too, and says that it could not tell: typing a command
-// into what may be another program is worse than not typing it. Each
-// refusal names the foreground program and what would help.
-func (e *Engine) promptCheck(pane, current string, pid int) error {
-	if !shells[strings.TrimPrefix(current, "-")] {
+// foreground, or waits for a child there, or, for zsh and bash, reads its
+// terminal without its line editor: the read builtin). Where the facts
+// cannot be read it refuses too, and says that it could not tell: typing a
+// command into what may be another program is worse than not typing it.
+// Each refusal names the foreground program and what would help.
+//
+// A shell that has just taken its terminal back from a command sets its
+// line editor's modes a moment later, so a shell reading input is looked
+// at again until settle (settleReading) before it is refused; a shell in
+// any other state is refused at once.
+func (e *Engine) promptCheck(ctx context.Context, v *live.View, pane, current string, pid int, tty string, settle time.Time) error {
+	name := strings.TrimPrefix(current, "-")
+	if !shells[name] {
 		return e.notAtPrompt(pane, current, pid, fgproc.ChildInForeground)
 	}
-	st, err := fgproc.Look(pid)
-	if err != nil {
-		return fmt.Errorf("pane %s runs %q, but whether it is at its prompt cannot be told (%w), so nothing was typed; "+
-			"check that ps works for this user, or type on purpose with send_keys", pane, current, err)
+	st, err := lookShell(name, pid, tty)
+	if st == fgproc.ReadingInput && err == nil {
+		st, err = e.settleReading(ctx, pane, name, pid, tty, settle)
 	}
-	if st != fgproc.AtPrompt {
+	switch {
+	case err != nil:
+		fix := "check that ps works for this user"
+		if errors.Is(err, fgproc.ErrModes) {
+			fix = "check that this user can open the pane's terminal " + tty
+		}
+		return fmt.Errorf("pane %s runs %q, but whether it is at its prompt cannot be told (%w), so nothing was typed; "+
+			"%s, or type on purpose with send_keys", pane, current, err, fix)
+	case st == fgproc.ReadingInput:
+		return readingInput(pane, name, v)
+	case st != fgproc.AtPrompt:
 		return e.notAtPrompt(pane, current, pid, st)
 	}
 	return nil
 }
+
+// lookShell is fgproc's look at shell name (process pid, on terminal
+// tty): with its terminal's modes for the shells that edit their command
+// line (zle, readline), from process facts alone for the others, whose
+// prompt reads a line as the read builtin does.
+func lookShell(name string, pid int, tty string) (fgproc.State, error) {
+	if lineEditors[name] {
+		return fgproc.LookAt(pid, tty)
+	}
+	return fgproc.Look(pid)
+}
+
+// lineEditors are the shells whose prompt is a line editor by default,
+// which keeps the terminal raw (zsh's zle, bash's readline).
+var lineEditors = map[string]bool{"zsh": true, "bash": true}
+
+// settleReading looks at a shell reading input again, sooner at first
+// (the moment between a command's end and the editor's modes is a
+// millisecond or two) and every readingPoll after, until it is in another
+// state, until passed or ctx ended; it answers the last look. One call's
+// looks share one until (readingSettles after it began), so that a
+// refusal comes within a second whichever checks looked.
+func (e *Engine) settleReading(ctx context.Context, pane, name string, pid int, tty string, until time.Time) (fgproc.State, error) {
+	start := time.Now()
+	wait := min(readingFirstPoll, max(time.Until(until), 0))
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return fgproc.ReadingInput, nil
+		case <-timer.C:
+		}
+		st, err := lookShell(name, pid, tty)
+		if err != nil || st != fgproc.ReadingInput {
+			e.log.Debug("the shell's terminal was not its line editor's for a moment", "pane", pane, "for", time.Since(start), "then", st, "err", err)
+			return st, err
+		}
+		left := time.Until(until)
+		if left <= 0 {
+			return fgproc.ReadingInput, nil
+		}
+		wait = min(2*wait, readingPoll, left)
+		timer.Reset(wait)
+	}
+}
+
+// readingSettles bounds how long a call gives a shell that reads input to
+// show its prompt (a refusal comes within a second); it is looked at
+// after readingFirstPoll, then at doubling intervals up to readingPoll.
+const (
+	readingSettles   = 750 * time.Millisecond
+	readingFirstPoll = 2 * time.Millisecond
+	readingPoll      = 50 * time.Millisecond
+)
+
+// readingInput is the refusal of a pane whose shell reads its terminal
+// itself: what the pane shows last (from its view, when there is one) and
+// how to answer it.
+func readingInput(pane, shell string, v *live.View) error {
+	shows := ""
+	if last := lastShown(v); last != "" {
+		shows = fmt.Sprintf("; the pane's last line is %q", last)
+	}
+	return fmt.Errorf("pane %s: its shell (%s) is reading input itself (the read builtin, or a script's prompt), not waiting at its prompt, so nothing was typed%s. "+
+		"Answer it with send_keys (the text, then Enter), or stop it with send_keys C-c; run_shell_command works again once the shell is back at its prompt. "+
+		"(A shell without a line editor, such as bash --noediting, reads its command lines this way too: type into it with send_keys.)", pane, shell, shows)
+}
+
+// lastShown is the last line with text that the view holds (the line
+// being written first, a prompt such as "Name? "), cut to
+// lastShownRunes; "" without a view, or when it holds none.
+func lastShown(v *live.View) string {
+	if v == nil {
+		return ""
+	}
+	var last string
+	v.Read(func(l *live.Lines) {
+		if last = strings.TrimSpace(l.Unfinished()); last != "" {
+			return
+		}
+		for n := l.Newest(); n >= l.Oldest() && n > 0 && l.Newest()-n < lastShownLook; n-- {
+			if got := l.Get(n, n); len(got) == 1 && strings.TrimSpace(got[0]) != "" {
+				last = strings.TrimSpace(got[0])
+				return
+			}
+		}
+	})
+	if r := []rune(last); len(r) > lastShownRunes {
+		last = string(r[:lastShownRunes]) + "…"
+	}
+	return last
+}
+
+// lastShownRunes bounds the line a refusal quotes; lastShownLook is how
+// many lines back it is looked for.
+const (
+	lastShownRunes = 200
+	lastShownLook  = 50
+)
 
 // ShellAtPrompt reports whether the pane's own process (its shell) owns the
 // terminal's foreground, so no job (not even a subshell, which tmux names

@@ -18,6 +18,7 @@ type typingGuard struct {
 	serverPID  int
 	generation string
 	shellPID   int
+	tty        string // pane_tty: the shell's terminal, whose modes the prompt check reads
 	command    string // pane_current_command: the shell
 	session    string
 	// clients is the window's window_active_clients_list: the clients
@@ -40,7 +41,7 @@ func typingGuardFrom(c Checked, attended string) (g typingGuard, ok bool) {
 	if pn.Synchronized || pn.Dead || pn.InMode {
 		return g, false
 	}
-	g = typingGuard{serverPID: c.Snapshot.Server.PID, generation: c.Snapshot.Server.Generation, shellPID: pn.PID, command: pn.CurrentCommand, session: pn.SessionID}
+	g = typingGuard{serverPID: c.Snapshot.Server.PID, generation: c.Snapshot.Server.Generation, shellPID: pn.PID, tty: pn.TTY, command: pn.CurrentCommand, session: pn.SessionID}
 	if attended != "ignore" {
 		g.clients = []string{}
 		for _, cl := range c.Snapshot.Clients {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/fgproc"
 	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
@@ -28,8 +29,9 @@ func (e *Engine) runOnView(ctx context.Context, in Request, run *shellRun) (res 
 		return res, nil, false
 	}
 	abandon := func() { hold(); e.runs.free(run, 0) }
+	settle := time.Now().Add(readingSettles) // this call's looks at a shell reading input
 	g, guarded := e.guards.get(in.Pane)
-	guarded = guarded && in.Force == "" && g.session == v.Session() && e.guardUsable(in.Pane, g)
+	guarded = guarded && in.Force == "" && g.session == v.Session() && e.guardUsable(ctx, in.Pane, g, settle)
 	for {
 		at := g
 		if !guarded {
@@ -50,11 +52,11 @@ func (e *Engine) runOnView(ctx context.Context, in Request, run *shellRun) (res 
 					return res, e.host.Explain(ctx, err, in.Pane), true
 				}
 			}
-			if err := e.promptCheck(in.Pane, c.Pane.CurrentCommand, c.Pane.PID); err != nil {
+			if err := e.promptCheck(ctx, v, in.Pane, c.Pane.CurrentCommand, c.Pane.PID, c.Pane.TTY, settle); err != nil {
 				abandon()
 				return res, err, true
 			}
-			at = typingGuard{shellPID: c.Pane.PID, command: c.Pane.CurrentCommand, session: c.Pane.SessionID}
+			at = typingGuard{shellPID: c.Pane.PID, command: c.Pane.CurrentCommand, session: c.Pane.SessionID, tty: c.Pane.TTY}
 			if in.Force == "" {
 				g, ok := typingGuardFrom(c, e.attended)
 				e.guards.keep(in.Pane, g, ok)
@@ -97,10 +99,20 @@ func (e *Engine) runOnView(ctx context.Context, in Request, run *shellRun) (res 
 
 // guardUsable reports whether what g kept that is this process's own
 // still allows a command on pane: not the caller's pane, no pending
-// tmux_run invitation, and the shell at its prompt.
-func (e *Engine) guardUsable(pane string, g typingGuard) bool {
-	return e.host.Allowed(pane, g.serverPID, g.generation) &&
-		e.promptCheck(pane, g.command, g.shellPID) == nil
+// tmux_run invitation, and the shell at its prompt (a shell reading input
+// is looked at again until settle, as promptCheck does: right after a
+// command it is one about to show its prompt). A shell that is not gets
+// the full check, whose refusal says why.
+func (e *Engine) guardUsable(ctx context.Context, pane string, g typingGuard, settle time.Time) bool {
+	name := strings.TrimPrefix(g.command, "-")
+	if !e.host.Allowed(pane, g.serverPID, g.generation) || !shells[name] {
+		return false
+	}
+	st, err := lookShell(name, g.shellPID, g.tty)
+	if err == nil && st == fgproc.ReadingInput {
+		st, err = e.settleReading(ctx, pane, name, g.shellPID, g.tty, settle)
+	}
+	return err == nil && st == fgproc.AtPrompt
 }
 
 // guardMissed is what typeFrame's guarded line prints when its guard

@@ -1,0 +1,6 @@
+package fgproc
+
+import "golang.org/x/sys/unix"
+
+// getTermios is the ioctl request that reads a terminal's termios.
+const getTermios, getTermiosName = unix.TCGETS, "TCGETS"
