@@ -63,7 +63,11 @@ _libtmux_mcp_stop() {
 _libtmux_mcp_connect() {
   builtin emulate -L zsh
   local REPLY _libtmux_mcp_c
-  exec {_libtmux_mcp_c}</dev/null && exec {_libtmux_mcp_c}<&- || return 1
+  # The status of a redirection-only exec is that of the last command substitution the shell
+  # ran, even one typed on an earlier line (x=$(typo) leaves 127): test the fd, not the status.
+  exec {_libtmux_mcp_c}</dev/null
+  [[ $_libtmux_mcp_c == <10-> ]] || return 1
+  exec {_libtmux_mcp_c}<&-
   builtin zsocket -d $_libtmux_mcp_c @SOCKET@ || return 1
   : ${(P)1::=$_libtmux_mcp_c}
 }
