@@ -133,10 +133,15 @@ _libtmux_mcp_probe() {
 # zle -F handler: $1 is the fd; $2 is set (hup, err, nval) when the connection broke.
 # One read(2) of what is there (sysread, never `read -t`, which can freeze the editor on a
 # partial line), split into lines. EOF, hup or a runaway line: the broker let go of this shell.
+# The read never waits (-t 0): when another process holding the connection took the bytes
+# first, there is nothing to read, and the editor must go on (status 4), not block.
 _libtmux_mcp_on_fd() {
   builtin emulate -L zsh -o extended_glob
   local chunk line
-  if [[ -n ${2-} ]] || ! builtin sysread -i $1 -s 4096 chunk 2>/dev/null; then
+  local -i st=0
+  [[ -z ${2-} ]] && builtin sysread -i $1 -s 4096 -t 0 chunk 2>/dev/null || st=$?
+  (( st == 4 )) && return 0
+  if [[ -n ${2-} ]] || (( st )); then
     _libtmux_mcp_stop
     return 0
   fi
