@@ -432,8 +432,11 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 		return
 	}
 	sh := &shell{e: e, peer: peer, live: -1, done: make(chan struct{}), attached: make(chan struct{})}
-	if st, err := peercred.ReadStat(peer.PID); err == nil && st.PPID == b.server.PID {
-		sh.tty = st.TTY // 0 (no fast path) if the shell is not the server's child
+	if st, err := peercred.ReadStat(peer.PID); err == nil {
+		sh.image = st.StartStack
+		if st.PPID == b.server.PID {
+			sh.tty = st.TTY // 0 (no fast path) if the shell is not the server's child
+		}
 	}
 	// The liveness FIFO exists before OK, so the shell can open it at once.
 	sh.livePath = filepath.Join(b.l.dir, livePrefix+e.ID)

@@ -87,6 +87,10 @@ func (b *Broker) admit(ctx context.Context, req Request) (*enroll.Enrollment, *s
 		return no(r)
 	}
 	sh := b.shellFor(req.Pane)
+	if sh != nil && sh.e == e && sh.execd() {
+		b.lose(sh, "the shell exec'd another program")
+		return no(shellGone(fmt.Sprintf("the enrolled shell of pane %s exec'd another program (its process is the same, its program is not)", req.Pane)))
+	}
 	if !b.authorizedFast(e, state, sh, req) {
 		// Something is off, or cannot be known without tmux: ask tmux, once, and answer the
 		// exact code.

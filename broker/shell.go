@@ -25,6 +25,9 @@ type shell struct {
 	e    *enroll.Enrollment
 	peer peercred.Peer // its pidfd is owned by watchShell
 	tty  int           // the controlling terminal at enrollment (/proc stat field 7)
+	// image is the shell's stack start at enrollment (/proc stat field 28): another value
+	// later means it exec'd, whatever still holds its liveness FIFO. 0 when unknown.
+	image uint64
 
 	mu       sync.Mutex
 	prompt   *prompt       // the connection of the prompt now shown; nil while a command runs
@@ -386,6 +389,13 @@ func (sh *shell) setRunning(on bool) {
 	if h != nil {
 		h.close()
 	}
+}
+
+// execd reports whether the enrolled process has exec'd since it enrolled (`exec bash`, or
+// `exec zsh` while a background job keeps the liveness FIFO open).
+func (sh *shell) execd() bool {
+	st, err := peercred.ReadStat(sh.e.PID)
+	return err == nil && sh.image != 0 && st.StartStack != 0 && st.StartStack != sh.image
 }
 
 // foregroundJob reports whether the shell's terminal has another process group in the

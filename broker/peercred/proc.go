@@ -15,6 +15,10 @@ type Stat struct {
 	TTY       int    // field 7: the controlling terminal's device number; 0 once it hung up
 	TPGID     int    // field 8: the terminal's foreground process group
 	StartTime uint64 // field 22
+	// StartStack (field 28) is where the process's stack began at its last execve: with address
+	// space randomization each exec moves it, so a change says the process exec'd. 0 when the
+	// kernel hides it (another user's process).
+	StartStack uint64
 }
 
 // parseStat reads the fields of Stat from the text of /proc/PID/stat. Field 2 is the command
@@ -41,7 +45,11 @@ func parseStat(stat string) (Stat, error) {
 	if j := strings.IndexByte(stat, '('); j >= 0 && j < i {
 		comm = stat[j+1 : i]
 	}
-	return Stat{Comm: comm, State: f[0][0], PPID: ppid, PGRP: pgrp, TTY: tty, TPGID: tpgid, StartTime: start}, nil
+	var stack uint64
+	if len(f) > 25 {
+		stack, _ = strconv.ParseUint(f[25], 10, 64)
+	}
+	return Stat{Comm: comm, State: f[0][0], PPID: ppid, PGRP: pgrp, TTY: tty, TPGID: tpgid, StartTime: start, StartStack: stack}, nil
 }
 
 // Attrs are the process attributes a script inherits from the shell that tmux_run must match at
