@@ -134,10 +134,11 @@ func Listen() (*Listener, error) {
 }
 
 // privateBase is $XDG_RUNTIME_DIR when it is an absolute path to a directory of this user that
-// no one else may enter (0700), else the temporary directory.
+// no one else may enter (0700) and no one else can rename or replace (privfile.TrustedAncestors),
+// else the temporary directory.
 func privateBase() string {
 	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		if fi, err := os.Lstat(x); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && privfile.OwnedByUs(fi) {
+		if fi, err := os.Lstat(x); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && privfile.OwnedByUs(fi) && privfile.TrustedAncestors(x) {
 			return x
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 )
 
 // platform is what this package needs from the operating system, filled by that platform's
@@ -52,6 +53,28 @@ func OwnedByUs(fi os.FileInfo) bool {
 	}
 	uid, ok := sys.ownerUID(fi)
 	return ok && uid == os.Getuid()
+}
+
+// TrustedAncestors reports whether no one but this user and root can rename or replace dir:
+// every directory above it, up to /, is a real directory (no symlink), owned by root or this
+// user, and writable by neither group nor others (as ssh's StrictModes checks). dir must be
+// absolute.
+func TrustedAncestors(dir string) bool {
+	if sys == nil || !filepath.IsAbs(dir) {
+		return false
+	}
+	for d := filepath.Dir(filepath.Clean(dir)); ; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+			return false
+		}
+		if uid, ok := sys.ownerUID(fi); !ok || (uid != 0 && uid != os.Getuid()) {
+			return false
+		}
+		if d == "/" {
+			return true
+		}
+	}
 }
 
 // OpenNoFollow is os.OpenFile that refuses a symlink as the last element of path

@@ -126,3 +126,24 @@ func TestOpenNoFollowAndOwner(t *testing.T) {
 		t.Error("OwnedByUs(a file this process made) = false")
 	}
 }
+
+// TrustedAncestors: a directory under / alone (root's, 0755) is trusted; one anywhere under a
+// directory others may write (the temporary directory, sticky or not; a 0777 parent) is not,
+// nor a relative path.
+func TestTrustedAncestors(t *testing.T) {
+	if !TrustedAncestors("/libtmux-mcp-not-made") {
+		t.Error("a directory right under / is not trusted")
+	}
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(open, "run"), filepath.Join(os.TempDir(), "run"), "relative/run"} {
+		if TrustedAncestors(dir) {
+			t.Errorf("%s is trusted; another user could rename a directory above it", dir)
+		}
+	}
+}
