@@ -182,3 +182,23 @@ func TestEnrollWhereNoServerServes(t *testing.T) {
 	ts.WaitForText(pane, "--socket-name default")
 	ts.WaitForText(pane, "tmux -L libtmux-mcp attach")
 }
+
+// Issue 30, item 7: a second server's invitation sourced in a pane enrolled with the first is
+// refused before it changes anything: the first enrollment still serves runs.
+func TestSecondInvitationChangesNothing(t *testing.T) {
+	t.Parallel()
+	ts := tmuxServer(t)
+	p1, p2 := lender(t, ts), lender(t, ts)
+	pane := ts.ZshSession("kept")
+	typeEnroll(t, ts, pane, "--server", strconv.Itoa(p1.cmd.Process.Pid))
+	e := waitEnrolled(t, p1, ts, pane)
+	typeEnroll(t, ts, pane, "--server", strconv.Itoa(p2.cmd.Process.Pid))
+	ts.WaitForText(pane, "this shell is already enrolled")
+	d := data(t, e.run(t, context.Background(), map[string]any{"script": "echo first"}))
+	if got := d["stdout"].(map[string]any)["data"]; got != "first\n" {
+		t.Errorf("the first server's run after the second invitation: stdout %q", got)
+	}
+	if got := paneState(t, p2, pane); got == "enrolled" {
+		t.Errorf("the second server sees the pane %q; want it not enrolled there", got)
+	}
+}

@@ -2,6 +2,10 @@
 # Source it by hand in that pane's top-level zsh. Stop any time with: libtmux_mcp_unenroll
 \builtin typeset -g _libtmux_mcp_o="${options[aliases]}aliases ${options[ignorebraces]}ignorebraces ${options[ignoreclosebraces]}ignoreclosebraces ${options[shglob]}shglob ${options[kshglob]}kshglob ${options[rcquotes]}rcquotes ${options[xtrace]}xtrace ${options[verbose]}verbose"; \builtin setopt no_aliases no_ignore_braces no_ignore_close_braces no_sh_glob no_ksh_glob no_rc_quotes no_xtrace no_verbose
 
+# A shell already enrolled, with this server or another, keeps everything as it is: nothing below
+# is defined again. One line, so all of it is parsed before aliases come back.
+if [[ -n ${_libtmux_mcp_eid-} ]]; then \builtin print -ru2 -- 'tmux_run enrollment: this shell is already enrolled; run libtmux_mcp_unenroll first'; \builtin typeset -g _libtmux_mcp_on=${(j: :)${(M)${=_libtmux_mcp_o}:#on*}#on}; \builtin unset _libtmux_mcp_o; [[ -z $_libtmux_mcp_on ]] || \builtin setopt ${=_libtmux_mcp_on}; \builtin unset _libtmux_mcp_on; return 1; fi
+
 # The line above keeps the rest of this file free of the person's aliases and of options that
 # change how it parses, and stops it from being echoed (it holds the token). The last lines put
 # those options back. Everything below uses `builtin` and `emulate -L zsh`, so functions named
