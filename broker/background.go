@@ -54,6 +54,7 @@ type Background struct {
 	code       Code // why it ended without a plain completion; empty otherwise
 	message    string
 	completion *Completion
+	survivors  *Survivors
 	ended      time.Time
 	forget     *time.Timer
 }
@@ -67,6 +68,7 @@ type BackgroundView struct {
 	Code                  Code // set when it ended without a plain completion (cancelled, timed_out, helper_failed)
 	Message               string
 	Completion            *Completion // nil unless the end was observed
+	Survivors             *Survivors  // what it left running in its group; nil unless checked
 	Stdout, Stderr        spool.Part
 }
 
@@ -225,6 +227,12 @@ func (b *Broker) follow(bg *Background, script []byte) {
 				out := b.finish(Outcome{}, rec, stopCode, Request{})
 				if stopCode != "" && out.Code == stopCode {
 					out.Message = bgStopMessage(stopCode, b.cfg.BackgroundTimeout)
+				}
+				if out.Completion != nil {
+					left := survivorsOf(bg.group())
+					bg.mu.Lock()
+					bg.survivors = left
+					bg.mu.Unlock()
 				}
 				b.end(bg, out.Code, out.Message, out.Completion, script)
 				return
@@ -447,7 +455,7 @@ func (bg *Background) view() BackgroundView {
 	defer bg.mu.Unlock()
 	return BackgroundView{
 		Handle: bg.Handle, Pane: bg.Pane, Command: bg.Command, Started: bg.Started,
-		Running: running, Code: bg.code, Message: bg.message, Completion: bg.completion,
+		Running: running, Code: bg.code, Message: bg.message, Completion: bg.completion, Survivors: bg.survivors,
 	}
 }
 

@@ -79,7 +79,11 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 			}
 			if rec.Final() {
 				keep = stopCode != CodeOutputOverflow || rec.Kind == job.KindOverflow
-				return b.finish(out, rec, stopCode, req)
+				out = b.finish(out, rec, stopCode, req)
+				if out.Completion != nil {
+					out.Survivors = survivorsOf(pgid)
+				}
+				return out
 			}
 		case <-h.dead:
 			out.Code = CodeHelperFailed

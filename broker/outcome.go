@@ -100,6 +100,7 @@ type Outcome struct {
 	Recovery   Recovery    // the step the caller names; RecoveryNone when Message says it
 	Receipt    *Receipt    // nil until authorized
 	Completion *Completion // nil unless observed
+	Survivors  *Survivors  // what the script left running in its group; nil unless checked
 	Stdout     []byte
 	Stderr     []byte
 }

@@ -284,3 +284,52 @@ func TestRunStartCapAndTimeLimit(t *testing.T) {
 		t.Errorf("the next run after the slot freed: %s; want second, exit 0", text)
 	}
 }
+
+// Issue 30, item 6: what a script leaves running in its process group is reported once its
+// shell has ended: tmux_run in a second text block and the result's _meta (its contract object
+// has no room), tmux_run_start in wait_for_run's survivors; none is said too.
+func TestSurvivorsReported(t *testing.T) {
+	t.Parallel()
+	e := enrollPane(t)
+	call := func(script string) *mcp.CallToolResult {
+		t.Helper()
+		res, err := e.p.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{
+			"target": map[string]any{"kind": "pane", "id": e.pane, "generation": e.gen}, "script": script}})
+		if err != nil || res.IsError || len(res.Content) != 2 {
+			t.Fatalf("tmux_run %q: %v, %d blocks: %s", script, err, len(res.Content), resultText(res))
+		}
+		return res
+	}
+	clean := call("echo clean")
+	if text := clean.Content[1].(*mcp.TextContent).Text; !strings.Contains(text, "no process") {
+		t.Errorf("a script that left nothing: second block %q; want it to say none is left", text)
+	}
+	left := call("sleep 300 & echo left")
+	text := left.Content[1].(*mcp.TextContent).Text
+	meta, _ := left.Meta["com.git-pull.libtmux-mcp/survivors"].(map[string]any)
+	if !strings.Contains(text, "1 process") || !strings.Contains(text, "sleep") || meta["count"] != 1.0 {
+		t.Errorf("a script that left a sleep: second block %q, _meta %v; want 1 process named sleep", text, left.Meta)
+	}
+	killNamed(t, meta)
+
+	handle := e.startRun(t, "sleep 300 & echo left")
+	obj, text2 := e.waitRun(t, handle, 30*time.Second)
+	if obj["survivors"] != 1.0 || !strings.Contains(text2, "sleep") {
+		t.Errorf("wait_for_run of a background run that left a sleep: %s; want survivors 1 naming it", text2)
+	}
+	for _, pid := range regexp.MustCompile(`(\d+) sleep`).FindAllStringSubmatch(text2, -1) {
+		n, _ := strconv.Atoi(pid[1])
+		syscall.Kill(n, syscall.SIGKILL)
+	}
+}
+
+// killNamed kills the processes a survivors _meta names ("pid name").
+func killNamed(t *testing.T, meta map[string]any) {
+	some, _ := meta["some"].([]any)
+	for _, s := range some {
+		pid, _, _ := strings.Cut(fmt.Sprint(s), " ")
+		if n, err := strconv.Atoi(pid); err == nil {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	}
+}

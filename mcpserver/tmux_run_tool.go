@@ -99,12 +99,21 @@ func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 		StructuredContent: answer,
 		IsError:           out.Code != "",
-	}, nil
+	}
+	if left := out.Survivors; left != nil {
+		// The contract's object has no room for it: a second text block, and the result's _meta.
+		res.Content = append(res.Content, &mcp.TextContent{Text: left.String()})
+		res.Meta = mcp.Meta{survivorsMeta: map[string]any{"count": left.Count, "some": nonNil(left.Some)}}
+	}
+	return res, nil
 }
+
+// survivorsMeta names, in a tmux_run result's _meta, what the script left running in its group.
+const survivorsMeta = "com.git-pull.libtmux-mcp/survivors"
 
 // parseTmuxRun checks the arguments as the contract's schema would; the
 // broker checks the script and the output limits (Request.Check).

@@ -40,6 +40,8 @@ type runWaitResult struct {
 	Stderr        string `json:"stderr,omitempty"`
 	StdoutDropped int64  `json:"stdoutDropped,omitempty"`
 	StderrDropped int64  `json:"stderrDropped,omitempty"`
+	// Survivors counts what a tmux_run_start script left running in its process group.
+	Survivors *int `json:"survivors,omitempty"`
 }
 
 func waitForRunTool() tool {
@@ -141,6 +143,10 @@ func (s *server) backgroundRun(ctx context.Context, req *mcp.CallToolRequest, ha
 	var notes []string
 	if v.Message != "" {
 		notes = append(notes, v.Message)
+	}
+	if left := v.Survivors; left != nil {
+		res.Survivors = &left.Count
+		notes = append(notes, left.String())
 	}
 	for _, st := range []struct {
 		name string
