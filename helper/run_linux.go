@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,10 @@ func readBroker(in *bufio.Reader, msgs chan<- message) {
 }
 
 func serveLinux() int {
+	// Every script is started from this goroutine, locked to the main thread for the helper's
+	// life: the parent-death signal below belongs to the thread that forked, and the main
+	// thread ends only with the process.
+	runtime.LockOSThread()
 	// Nothing the helper inherited above stderr may reach a script: mark every such descriptor
 	// close-on-exec. close_range needs Linux 5.11; on older kernels only fd 3 is handled (below).
 	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
@@ -199,7 +204,9 @@ func (r *runner) run(j job.Job, msgs <-chan message, sigs <-chan os.Signal) bool
 	cmd.Stderr = &limitWriter{r: r, kind: job.KindStderr, stream: job.StreamStderr, limit: j.StderrLimit}
 	// The sh leads a process group of its own, so a stop reaches its descendants and never the
 	// helper. A group can outlive its leader: the stop signals the group, not the sh.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a helper killed before the broker learned the group (its started record still
+	// unsent) takes the sh with it, so a script never runs on with nobody to stop it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// os/exec calls Cancel when ctx is done before it has seen the sh exit (STOP, EOF, a signal to
 	// the helper, an overflow, a lost broker). TERM lets the script clean up; groupStop escalates
 	// to KILL after killGrace, for the whole group, since os/exec's own kill at WaitDelay reaches

@@ -564,6 +564,24 @@ func TestRunRefusals(t *testing.T) {
 	}
 }
 
+// A helper killed while its script runs takes the script's sh with it (its parent-death
+// signal), even when the broker never learned the group: nothing else would stop it.
+func TestScriptDiesWithItsHelper(t *testing.T) {
+	t.Parallel()
+	b := startHelper(t, launch{})
+	b.send(newJob("echo $$ >&2; kill -KILL $PPID; sleep 30; echo survived"))
+	st := b.started()
+	t.Cleanup(func() { syscall.Kill(-st.PGID, syscall.SIGKILL) }) // the sleep, which only its group's stop ends
+	select {
+	case <-b.exited:
+	case <-time.After(recordTimeout):
+		t.Fatal("the helper the script killed has not exited")
+	}
+	tmuxtest.Eventually(t, 10*time.Second, fmt.Sprintf("the script's sh %d gone after its helper was killed", st.PID), func() bool {
+		return syscall.Kill(st.PID, 0) != nil || liveMembers(st.PGID) == nil
+	}, func() string { return fmt.Sprintf("live members: %q", liveMembers(st.PGID)) })
+}
+
 func TestStop(t *testing.T) {
 	tests := []struct {
 		name   string
