@@ -13,7 +13,6 @@ import (
 var tmuxRunStartOutputSchema = json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"data":{"type":"object","properties":{"handle":{"type":"string"}}},"error":{"type":"object"}},"required":["ok"]}`)
 
 func tmuxRunStartTool() tool {
-	yes, no := true, false
 	return &rawTool{toolSpec: toolSpec{
 		name:    "tmux_run_start",
 		toolset: OptIn,
@@ -21,13 +20,8 @@ func tmuxRunStartTool() tool {
 		description: "As tmux_run, but answers once the script started, with a handle: the run goes on in a helper of its own while the shell stays free. " +
 			"Collect with wait_for_run (stdout and stderr apart, head and tail of any size), stop with cancel_run, find with list_runs. " +
 			`Example: {"target":{"kind":"pane","id":"%3","generation":"<serverGeneration>"},"script":"make test"}`,
-		annotations: &mcp.ToolAnnotations{Title: "Start in an enrolled shell", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no},
-		capability: Capability{
-			ProcessReach:        ReachEnrolledShell,
-			Effects:             []Effect{EffectObserve, EffectChange, EffectDelete},
-			Outputs:             []Output{OutputProcessOutput},
-			InputLiteralization: map[string]Literalization{"script": litNotSent},
-		},
+		annotations:  enrolledShellAnnotations("Start in an enrolled shell"),
+		capability:   enrolledShellRun,
 		inputSchema:  tmuxRunInputSchema,
 		outputSchema: tmuxRunStartOutputSchema,
 	}, handle: (*server).tmuxRunStart}

@@ -55,21 +55,30 @@ type Runner interface {
 	Backgrounds() []broker.BackgroundView
 }
 
-func tmuxRunTool() tool {
+// enrolledShellRun is what tmux_run and tmux_run_start do: run an authored script in an
+// enrolled shell's pane, with that shell's user, and read its output.
+var enrolledShellRun = Capability{
+	ProcessReach:        ReachEnrolledShell,
+	Effects:             []Effect{EffectObserve, EffectChange, EffectDelete},
+	Outputs:             []Output{OutputProcessOutput},
+	InputLiteralization: map[string]Literalization{"script": litNotSent},
+}
+
+// enrolledShellAnnotations are tmux_run's and tmux_run_start's annotations, titled.
+func enrolledShellAnnotations(title string) *mcp.ToolAnnotations {
 	yes, no := true, false
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no}
+}
+
+func tmuxRunTool() tool {
 	return &rawTool{toolSpec: toolSpec{
-		name:        "tmux_run",
-		blocks:      true,
-		toolset:     OptIn,
-		title:       "Run in an enrolled shell",
-		description: tmuxRunDescription,
-		annotations: &mcp.ToolAnnotations{Title: "Run in an enrolled shell", ReadOnlyHint: false, DestructiveHint: &yes, IdempotentHint: false, OpenWorldHint: &no},
-		capability: Capability{
-			ProcessReach:        ReachEnrolledShell,
-			Effects:             []Effect{EffectObserve, EffectChange, EffectDelete},
-			Outputs:             []Output{OutputProcessOutput},
-			InputLiteralization: map[string]Literalization{"script": litNotSent},
-		},
+		name:         "tmux_run",
+		blocks:       true,
+		toolset:      OptIn,
+		title:        "Run in an enrolled shell",
+		description:  tmuxRunDescription,
+		annotations:  enrolledShellAnnotations("Run in an enrolled shell"),
+		capability:   enrolledShellRun,
 		inputSchema:  tmuxRunInputSchema,
 		outputSchema: tmuxRunOutputSchema,
 	}, handle: (*server).tmuxRun}
