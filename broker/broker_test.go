@@ -80,12 +80,19 @@ func TestSweepRemovesOnlyDeadOwnDirectories(t *testing.T) {
 // A private XDG_RUNTIME_DIR (0700, ours) under a directory another user may write is not used:
 // that user could rename it and plant the files the person is told to source.
 func TestPrivateBaseRefusesAnUntrustedRuntimeDir(t *testing.T) {
-	run := filepath.Join(t.TempDir(), "run")
+	parent := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(parent, 0o777); err != nil { // writable by all, not sticky
+		t.Fatal(err)
+	}
+	run := filepath.Join(parent, "run")
 	if err := os.Mkdir(run, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", run)
 	if got := privateBase(); got == run {
-		t.Errorf("privateBase() = %s, a directory under the world-writable %s; want the temporary directory", got, os.TempDir())
+		t.Errorf("privateBase() = %s, a directory under the world-writable %s; want the temporary directory", got, parent)
 	}
 }

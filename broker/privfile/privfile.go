@@ -57,15 +57,15 @@ func OwnedByUs(fi os.FileInfo) bool {
 
 // TrustedAncestors reports whether no one but this user and root can rename or replace dir:
 // every directory above it, up to /, is a real directory (no symlink), owned by root or this
-// user, and writable by neither group nor others (as ssh's StrictModes checks). dir must be
-// absolute.
+// user, and writable by neither group nor others unless sticky (as /tmp is: there only an
+// entry's owner and the directory's may rename it). dir must be absolute.
 func TrustedAncestors(dir string) bool {
 	if sys == nil || !filepath.IsAbs(dir) {
 		return false
 	}
 	for d := filepath.Dir(filepath.Clean(dir)); ; d = filepath.Dir(d) {
 		fi, err := os.Lstat(d)
-		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		if err != nil || !fi.IsDir() || (fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0) {
 			return false
 		}
 		if uid, ok := sys.ownerUID(fi); !ok || (uid != 0 && uid != os.Getuid()) {

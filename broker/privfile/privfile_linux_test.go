@@ -127,9 +127,9 @@ func TestOpenNoFollowAndOwner(t *testing.T) {
 	}
 }
 
-// TrustedAncestors: a directory under / alone (root's, 0755) is trusted; one anywhere under a
-// directory others may write (the temporary directory, sticky or not; a 0777 parent) is not,
-// nor a relative path.
+// TrustedAncestors: a directory under / alone (root's, 0755) is trusted, and one under the
+// sticky temporary directory; one under a directory others may write without the sticky bit
+// is not, nor a relative path.
 func TestTrustedAncestors(t *testing.T) {
 	if !TrustedAncestors("/libtmux-mcp-not-made") {
 		t.Error("a directory right under / is not trusted")
@@ -141,7 +141,10 @@ func TestTrustedAncestors(t *testing.T) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{filepath.Join(open, "run"), filepath.Join(os.TempDir(), "run"), "relative/run"} {
+	if !TrustedAncestors(filepath.Join(filepath.Dir(open), "run")) {
+		t.Errorf("a directory of ours under the sticky %s is not trusted", os.TempDir())
+	}
+	for _, dir := range []string{filepath.Join(open, "run"), "relative/run"} {
 		if TrustedAncestors(dir) {
 			t.Errorf("%s is trusted; another user could rename a directory above it", dir)
 		}
