@@ -106,7 +106,7 @@ type NoAnswerError struct {
 func (e *NoAnswerError) Error() string {
 	msg := fmt.Sprintf("tmux did not answer within %s: the tmux server may be stopped (a suspended job, SIGSTOP) or overloaded; check that it answers (tmux list-sessions in a terminal), then call again", e.Within)
 	if e.Control {
-		msg += "; the control connection that waited was closed, and the next call opens a new one"
+		msg += "; the control connection that waited was closed (a command already sent on it may still run if tmux resumes), and the next call opens a new one"
 	}
 	return msg
 }
