@@ -63,6 +63,7 @@ type Background struct {
 // offset of each stream.
 type BackgroundView struct {
 	Handle, Pane, Command string
+	Digest                string // the script's, as the receipt names it
 	Started               time.Time
 	Running               bool
 	Code                  Code // set when it ended without a plain completion (cancelled, timed_out, helper_failed)
@@ -454,7 +455,7 @@ func (bg *Background) view() BackgroundView {
 	bg.mu.Lock()
 	defer bg.mu.Unlock()
 	return BackgroundView{
-		Handle: bg.Handle, Pane: bg.Pane, Command: bg.Command, Started: bg.Started,
+		Handle: bg.Handle, Pane: bg.Pane, Command: bg.Command, Digest: bg.Receipt.ScriptDigest, Started: bg.Started,
 		Running: running, Code: bg.code, Message: bg.message, Completion: bg.completion, Survivors: bg.survivors,
 	}
 }

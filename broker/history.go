@@ -22,13 +22,20 @@ type RunRecord struct {
 	Digest     string      // the script's digest, as tmux_run's receipt names it
 	Code       Code        // empty when the script completed and was observed
 	Completion *Completion // nil unless observed
+	Running    bool        // a background run still going (Duration: so far)
 }
 
-// History returns pane's remembered runs, oldest first.
+// History returns pane's remembered runs, oldest first, then its background runs still going.
 func (b *Broker) History(pane string) []RunRecord {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]RunRecord(nil), b.history[pane]...)
+	runs := append([]RunRecord(nil), b.history[pane]...)
+	b.mu.Unlock()
+	for _, v := range b.Backgrounds() {
+		if v.Pane == pane && v.Running {
+			runs = append(runs, RunRecord{Start: v.Started, Duration: time.Since(v.Started), FirstLine: v.Command, Digest: v.Digest, Running: true})
+		}
+	}
+	return runs
 }
 
 // remember records a run that was authorized (out.Receipt set), keeping the last MaxHistory of

@@ -104,6 +104,10 @@ func TestRunStartOutlivesTheClientTimeout(t *testing.T) {
 		t.Fatalf("list_runs row %v; want %s running tmux_run_start in %s", row, handle, e.pane)
 	}
 
+	// The person sees it with libtmux-mcp status while it goes.
+	if out := status(t, e.ts, e.pane); !strings.Contains(out, "running") || !strings.Contains(out, "echo begun") {
+		t.Errorf("libtmux-mcp status during the background run does not show it running:\n%s", out)
+	}
 	// The shell is at its prompt, free: the person types there, and a foreground run goes.
 	e.ts.Type(e.pane, "echo person-$((6*7))", true)
 	e.ts.WaitFor(e.pane, func(s string) bool { return strings.Contains(s, "person-42") })

@@ -244,6 +244,8 @@ func printStatus(w io.Writer, st Status) {
 				return "?"
 			}()
 			switch {
+			case r.Running:
+				end = "running"
 			case r.Signal != 0:
 				end = "signal " + strconv.Itoa(r.Signal)
 			case r.Code != "" && r.Exit == nil:

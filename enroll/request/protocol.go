@@ -65,4 +65,5 @@ type RunStatus struct {
 	Code       string    `json:"code,omitempty"` // a tmux_run error code; empty when it completed
 	Exit       *int      `json:"exit,omitempty"`
 	Signal     int       `json:"signal,omitempty"`
+	Running    bool      `json:"running,omitempty"` // a tmux_run_start run still going
 }

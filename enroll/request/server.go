@@ -199,7 +199,7 @@ func (s *Server) status() *Status {
 		ps := PaneStatus{Pane: p.Pane, State: p.State, PID: p.PID}
 		if s.History != nil {
 			for _, r := range s.History(p.Pane) {
-				rs := RunStatus{Start: r.Start, DurationMS: r.Duration.Milliseconds(), FirstLine: r.FirstLine, Digest: r.Digest, Code: string(r.Code)}
+				rs := RunStatus{Start: r.Start, DurationMS: r.Duration.Milliseconds(), FirstLine: r.FirstLine, Digest: r.Digest, Code: string(r.Code), Running: r.Running}
 				if c := r.Completion; c != nil && c.Signaled {
 					rs.Signal = c.Signal
 				} else if c != nil {
