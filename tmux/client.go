@@ -26,13 +26,24 @@ const (
 	ioGrace   = 2 * time.Second
 )
 
-// fdLimit describes this process's open-file limit.
+// heldDescriptors says what holds this process's descriptors; descriptors_linux.go fills it,
+// and elsewhere it stays nil.
+var heldDescriptors func() string
+
+// fdLimit describes this process's open-file limit, and what holds its descriptors where that
+// can be read.
 func fdLimit() string {
 	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return "the process is out of file descriptors"
+	msg := "the process is out of file descriptors"
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil {
+		msg = fmt.Sprintf("the process has reached its limit of %d open files", lim.Cur)
 	}
-	return fmt.Sprintf("the process has reached its limit of %d open files", lim.Cur)
+	if heldDescriptors != nil {
+		if held := heldDescriptors(); held != "" {
+			msg += ": " + held
+		}
+	}
+	return msg
 }
 
 // Client runs tmux commands against one pinned server.

@@ -74,4 +74,8 @@ func TestDescriptorExhaustion(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "open files") || !strings.Contains(err.Error(), "ulimit -n") {
 		t.Errorf("got %v; want an error naming the open-file limit and ulimit -n", err)
 	}
+	// What holds them: here the held /dev/null descriptors, counted among the files.
+	if err != nil && (!strings.Contains(err.Error(), "pipes") || !strings.Contains(err.Error(), "files and others")) {
+		t.Errorf("got %v; want it to say what holds the descriptors", err)
+	}
 }
