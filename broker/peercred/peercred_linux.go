@@ -4,7 +4,6 @@ package peercred
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/libtmux/libtmux-mcp/internal/pollwait"
 )
 
 func init() {
@@ -219,55 +220,14 @@ func alive(pidfd int) bool {
 	}
 }
 
-// waitExit returns nil once the process behind pidfd exits (a pidfd polls
-// readable then), or ctx's error once ctx is done, whichever comes first.
-//
-// It blocks in poll(2) on two descriptors: the pidfd and an eventfd that a
-// context.AfterFunc writes when ctx ends, so a cancel wakes it at once
-// rather than at the next slice of a polling loop. The blocked poll holds
-// one OS thread for as long as it waits.
+// waitExit returns nil once the process behind pidfd exits (a pidfd polls readable then), or
+// ctx's error once ctx is done, whichever comes first (internal/pollwait).
 func waitExit(ctx context.Context, pidfd int) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	err := pollwait.Ready(ctx, pidfd)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("peercred: wait for exit: %w", err)
 	}
-	if pidfd < 0 {
-		return fmt.Errorf("peercred: wait for exit: no pidfd (%d)", pidfd)
-	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return fmt.Errorf("peercred: eventfd: %w", err)
-	}
-	woken := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(woken)
-		var one [8]byte
-		binary.NativeEndian.PutUint64(one[:], 1)
-		unix.Write(wake, one[:])
-	})
-	defer func() {
-		if !stop() {
-			<-woken // the write has finished, so wake may be closed
-		}
-		unix.Close(wake)
-	}()
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
-	for {
-		fds[0].Revents, fds[1].Revents = 0, 0
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return fmt.Errorf("peercred: poll the pidfd: %w", err)
-		}
-		switch {
-		case fds[0].Revents&unix.POLLNVAL != 0:
-			return fmt.Errorf("peercred: wait for exit: %d is not an open descriptor: %w", pidfd, unix.EBADF)
-		case fds[0].Revents != 0: // POLLIN: exited (POLLHUP too, once reaped, on newer kernels)
-			return nil
-		case fds[1].Revents != 0:
-			return ctx.Err()
-		}
-	}
+	return err
 }
 
 // readStat reads /proc/PID/stat. A missing process gives an error that matches fs.ErrNotExist.

@@ -4,13 +4,14 @@ package privfile
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/libtmux/libtmux-mcp/internal/pollwait"
 )
 
 func init() {
@@ -70,50 +71,12 @@ func hungup(fd int) bool {
 	}
 }
 
-// waitHangup blocks in poll(2) on two descriptors: the FIFO and an eventfd that a
-// context.AfterFunc writes when ctx ends, so a cancel wakes it at once rather than at the next
-// slice of a polling loop. The blocked poll holds one OS thread for as long as it waits.
-// (peercred's wait for a pidfd is built the same way.)
+// waitHangup waits in poll(2) for the FIFO to hang up (or have bytes to read), or for ctx to
+// end (internal/pollwait, as peercred's wait for a pidfd).
 func waitHangup(ctx context.Context, fd int) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	err := pollwait.Ready(ctx, fd)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("privfile: wait for a hangup: %w", err)
 	}
-	if fd < 0 {
-		return fmt.Errorf("privfile: wait for a hangup: no descriptor (%d)", fd)
-	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return fmt.Errorf("privfile: eventfd: %w", err)
-	}
-	woken := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(woken)
-		var one [8]byte
-		binary.NativeEndian.PutUint64(one[:], 1)
-		unix.Write(wake, one[:])
-	})
-	defer func() {
-		if !stop() {
-			<-woken // the write has finished, so wake may be closed
-		}
-		unix.Close(wake)
-	}()
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
-	for {
-		fds[0].Revents, fds[1].Revents = 0, 0
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return fmt.Errorf("privfile: poll the FIFO: %w", err)
-		}
-		switch {
-		case fds[0].Revents&unix.POLLNVAL != 0:
-			return fmt.Errorf("privfile: wait for a hangup: %d is not an open descriptor: %w", fd, unix.EBADF)
-		case fds[0].Revents != 0: // POLLHUP: every writer closed it (POLLIN: one wrote)
-			return nil
-		case fds[1].Revents != 0:
-			return ctx.Err()
-		}
-	}
+	return err
 }
