@@ -193,15 +193,7 @@ func (b *Broker) follow(bg *Background, script []byte) {
 	defer h.close()
 	limit := time.NewTimer(b.cfg.BackgroundTimeout)
 	defer limit.Stop()
-	var stopCode Code
-	var grace <-chan time.Time
-	stop := func(code Code) {
-		if stopCode == "" {
-			stopCode = code
-			job.WriteStop(h.conn)
-			grace = time.After(stopGrace)
-		}
-	}
+	var st helperStop
 	begin := sync.OnceFunc(func() { close(bg.begun) })
 	defer begin()
 	var writeErr error
@@ -225,9 +217,9 @@ func (b *Broker) follow(bg *Background, script []byte) {
 				b.cfg.Log.Warn("tmux_run_start output file", slog.String("handle", bg.Handle), slog.Any("err", err))
 			}
 			if rec.Final() {
-				out := b.finish(Outcome{}, rec, stopCode, Request{})
-				if stopCode != "" && out.Code == stopCode {
-					out.Message = bgStopMessage(stopCode, b.cfg.BackgroundTimeout)
+				out := b.finish(Outcome{}, rec, st.code, Request{})
+				if st.code != "" && out.Code == st.code {
+					out.Message = bgStopMessage(st.code, b.cfg.BackgroundTimeout)
 				}
 				if out.Completion != nil {
 					left := survivorsOf(bg.group())
@@ -241,8 +233,8 @@ func (b *Broker) follow(bg *Background, script []byte) {
 		case <-h.dead:
 			msg := fmt.Sprintf("the helper went away before reporting how the script ended (%v)", h.err)
 			code := CodeHelperFailed
-			if stopCode != "" {
-				code, msg = stopCode, bgStopMessage(stopCode, b.cfg.BackgroundTimeout)
+			if st.code != "" {
+				code, msg = st.code, bgStopMessage(st.code, b.cfg.BackgroundTimeout)
 			}
 			if pgid := bg.group(); pgid > 0 {
 				msg += "; " + stopGroup(pgid)
@@ -250,15 +242,15 @@ func (b *Broker) follow(bg *Background, script []byte) {
 			b.end(bg, code, msg, nil, script)
 			return
 		case <-limit.C:
-			stop(CodeTimedOut)
+			st.ask(h, CodeTimedOut)
 		case code := <-bg.stopReq:
-			stop(code)
-		case <-grace:
-			msg := bgStopMessage(stopCode, b.cfg.BackgroundTimeout) + "; the helper did not confirm the stop"
+			st.ask(h, code)
+		case <-st.grace:
+			msg := bgStopMessage(st.code, b.cfg.BackgroundTimeout) + "; the helper did not confirm the stop"
 			if pgid := bg.group(); pgid > 0 {
 				msg += "; " + stopGroup(pgid)
 			}
-			b.end(bg, stopCode, msg, nil, script)
+			b.end(bg, st.code, msg, nil, script)
 			return
 		}
 	}

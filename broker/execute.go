@@ -34,6 +34,22 @@ func stopGroup(pgid int) string {
 	return fmt.Sprintf("the broker stopped the script's process group %d (SIGTERM, then SIGKILL after %s)", pgid, groupGrace)
 }
 
+// helperStop is a stop asked of a helper, once: the first reason, and the grace the helper has
+// to confirm it (nil until asked).
+type helperStop struct {
+	code  Code
+	grace <-chan time.Time
+}
+
+// ask sends STOP to h the first time, for code; later asks change nothing.
+func (s *helperStop) ask(h *resident, code Code) {
+	if s.code == "" {
+		s.code = code
+		job.WriteStop(h.conn)
+		s.grace = time.After(stopGrace)
+	}
+}
+
 // execute reads the records of the job just sent to the resident helper (marked running) to
 // the end. The helper stays for the next run unless something went wrong with it.
 func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Request, out Outcome) Outcome {
@@ -50,16 +66,8 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 	defer timeout.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	var stopCode Code
+	var st helperStop
 	pgid := 0 // the script's process group, from the started record
-	var grace <-chan time.Time
-	stop := func(code Code) {
-		if stopCode == "" {
-			stopCode = code
-			job.WriteStop(h.conn)
-			grace = time.After(stopGrace)
-		}
-	}
 	for {
 		select {
 		case rec := <-h.records:
@@ -75,11 +83,11 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 			if len(out.Stdout) > req.StdoutLimit || len(out.Stderr) > req.StderrLimit {
 				// The helper enforces the limits; a helper that does not is
 				// stopped and not believed.
-				stop(CodeOutputOverflow)
+				st.ask(h, CodeOutputOverflow)
 			}
 			if rec.Final() {
-				keep = stopCode != CodeOutputOverflow || rec.Kind == job.KindOverflow
-				out = b.finish(out, rec, stopCode, req)
+				keep = st.code != CodeOutputOverflow || rec.Kind == job.KindOverflow
+				out = b.finish(out, rec, st.code, req)
 				if out.Completion != nil {
 					out.Survivors = survivorsOf(pgid)
 				}
@@ -88,8 +96,8 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 		case <-h.dead:
 			out.Code = CodeHelperFailed
 			out.Message = fmt.Sprintf("the helper went away before reporting how the script ended (%v); it may have run", h.err)
-			if stopCode == CodeCancelled || stopCode == CodeTimedOut {
-				out.Code, out.Message = stopCode, stopMessage(stopCode, b.cfg.RunTimeout)
+			if st.code == CodeCancelled || st.code == CodeTimedOut {
+				out.Code, out.Message = st.code, stopMessage(st.code, b.cfg.RunTimeout)
 			}
 			if pgid > 0 {
 				// The script outlives its helper (its own group, reparented): stop it here.
@@ -98,16 +106,16 @@ func (b *Broker) execute(ctx context.Context, sh *shell, h *resident, req Reques
 			out.Stdout, out.Stderr = nil, nil
 			return out
 		case <-tick.C:
-			if req.Progress != nil && stopCode == "" {
+			if req.Progress != nil && st.code == "" {
 				req.Progress(Progress{ElapsedMS: time.Since(began).Milliseconds(), StdoutBytes: len(out.Stdout), StderrBytes: len(out.Stderr)})
 			}
 		case <-timeout.C:
-			stop(CodeTimedOut)
+			st.ask(h, CodeTimedOut)
 		case <-ctx.Done():
-			stop(CodeCancelled)
+			st.ask(h, CodeCancelled)
 			ctx = context.Background() // fire once
-		case <-grace:
-			out.Code, out.Message = stopCode, stopMessage(stopCode, b.cfg.RunTimeout)+"; the helper did not confirm the stop"
+		case <-st.grace:
+			out.Code, out.Message = st.code, stopMessage(st.code, b.cfg.RunTimeout)+"; the helper did not confirm the stop"
 			if pgid > 0 {
 				out.Message += "; " + stopGroup(pgid)
 			}
