@@ -26,7 +26,9 @@ import (
 // A dead pane's process has exited, and a respawned pane's old process has lost its terminal or
 // exited, so pane_dead and process_changed never pass here. Whatever fails sends the run to
 // authorizeSlow, which reads tmux and answers the documented code.
-func (b *Broker) authorizedFast(e *enroll.Enrollment, state string, sh *shell, req Request) bool {
+//
+// st is the enrolled process's stat, read by the caller.
+func (b *Broker) authorizedFast(e *enroll.Enrollment, state string, sh *shell, req Request, st peercred.Stat) bool {
 	if state != enroll.StateEnrolled || e.Lost() || sh == nil || sh.e != e || sh.tty == 0 ||
 		req.Generation != b.server.Generation || b.serverSock == nil {
 		return false
@@ -34,8 +36,7 @@ func (b *Broker) authorizedFast(e *enroll.Enrollment, state string, sh *shell, r
 	if fi, err := os.Stat(b.server.SocketPath); err != nil || !os.SameFile(fi, b.serverSock) {
 		return false
 	}
-	st, err := peercred.ReadStat(e.PID)
-	return err == nil && st.State != 'Z' && st.State != 'X' && st.PPID == b.server.PID && st.TTY == sh.tty &&
+	return st.State != 'Z' && st.State != 'X' && st.PPID == b.server.PID && st.TTY == sh.tty &&
 		peercred.ProcessGeneration(b.bootID, e.PID, st.StartTime) == e.ProcessGeneration
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/helper/job"
 )
@@ -87,11 +88,12 @@ func (b *Broker) admit(ctx context.Context, req Request) (*enroll.Enrollment, *s
 		return no(r)
 	}
 	sh := b.shellFor(req.Pane)
-	if sh != nil && sh.e == e && sh.execd() {
+	st, stErr := peercred.ReadStat(e.PID) // read once, for both checks below
+	if sh != nil && sh.e == e && stErr == nil && sh.execd(st) {
 		b.lose(sh, "the shell exec'd another program")
 		return no(shellGone(fmt.Sprintf("the enrolled shell of pane %s exec'd another program (its process is the same, its program is not)", req.Pane)))
 	}
-	if !b.authorizedFast(e, state, sh, req) {
+	if stErr != nil || !b.authorizedFast(e, state, sh, req, st) {
 		// Something is off, or cannot be known without tmux: ask tmux, once, and answer the
 		// exact code.
 		if r := b.authorizeSlow(ctx, e, state, req); r != nil {

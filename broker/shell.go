@@ -391,11 +391,10 @@ func (sh *shell) setRunning(on bool) {
 	}
 }
 
-// execd reports whether the enrolled process has exec'd since it enrolled (`exec bash`, or
-// `exec zsh` while a background job keeps the liveness FIFO open).
-func (sh *shell) execd() bool {
-	st, err := peercred.ReadStat(sh.e.PID)
-	return err == nil && sh.image != 0 && st.StartStack != 0 && st.StartStack != sh.image
+// execd reports whether the enrolled process, as st reads it now, has exec'd since it enrolled
+// (`exec bash`, or `exec zsh` while a background job keeps the liveness FIFO open).
+func (sh *shell) execd(st peercred.Stat) bool {
+	return sh.image != 0 && st.StartStack != 0 && st.StartStack != sh.image
 }
 
 // foregroundJob reports whether the shell's terminal has another process group in the
