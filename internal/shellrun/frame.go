@@ -103,6 +103,15 @@ func quoteCommand(command, shell string) (string, error) {
 	return b.String(), nil
 }
 
+// isBegin reports whether line is the frame's begin line. The marker ends
+// the line but need not start it: a shell without a line editor (sh, dash)
+// reads a line typed while it finished its last command from the
+// terminal's buffer, where the terminal echoed it at once, and draws its
+// prompt after that echo, on the row where the marker is printed next
+// ("$ lt…-s"). The typed line never contains the marker, so only the
+// frame's printf can end a line with it.
+func (f frame) isBegin(line string) bool { return strings.HasSuffix(line, f.begin) }
+
 // parse finds the frame's lines in a joined capture: the first begin line,
 // the last status line after it, and the lines strictly between. The status
 // line is printed after a newline, so a final empty line before it is the
@@ -110,7 +119,7 @@ func quoteCommand(command, shell string) (string, error) {
 func (f frame) parse(lines []string) (out []string, status int, sawBegin, sawEnd bool) {
 	begin := -1
 	for i, l := range lines {
-		if l == f.begin {
+		if f.isBegin(l) {
 			begin = i
 			break
 		}

@@ -69,6 +69,7 @@ func TestFrameParse(t *testing.T) {
 		{"output without a final newline", []string{"ltX-s", "abc", "ltX-e:2"}, "[abc]", 2, true, true},
 		{"an empty last line is kept", []string{"ltX-s", "a", "", "", "ltX-e:0"}, "[a ]", 0, true, true},
 		{"markers printed by the command", []string{"ltX-s", "ltX-s", "ltX-e:9", "", "ltX-e:1", "% "}, "[ltX-s ltX-e:9]", 1, true, true},
+		{"a prompt drawn after the echo (dash)", []string{" ( trap … ltX -s …", "$ ltX-s", "a", "", "ltX-e:0"}, "[a]", 0, true, true},
 		{"still running", []string{"ltX-s", "working", "", ""}, "[working]", 0, true, false},
 		{"start lost", []string{"tail", "", "ltX-e:0"}, "[tail]", 0, false, true},
 		{"a status that is not a number", []string{"ltX-s", "ltX-e:x"}, "[ltX-e:x]", 0, true, false},

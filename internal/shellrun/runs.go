@@ -123,7 +123,7 @@ func (r *shellRun) onLine(n uint64, line string) {
 	switch {
 	case r.end != 0:
 	case r.begin == 0:
-		if line == r.f.begin {
+		if r.f.isBegin(line) {
 			r.begin = n
 			close(r.begun)
 		}
