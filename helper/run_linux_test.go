@@ -569,9 +569,25 @@ func TestRunRefusals(t *testing.T) {
 func TestScriptDiesWithItsHelper(t *testing.T) {
 	t.Parallel()
 	b := startHelper(t, launch{})
-	b.send(newJob("echo $$ >&2; kill -KILL $PPID; sleep 30; echo survived"))
+	// The script kills its helper only once the started record was read (the FIFO opens
+	// then): a helper killed before it writes the record is another test's case.
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.send(newJob("echo $$ >&2; read x < " + gate + "; kill -KILL $PPID; sleep 30; echo survived"))
 	st := b.started()
 	t.Cleanup(func() { syscall.Kill(-st.PGID, syscall.SIGKILL) }) // the sleep, which only its group's stop ends
+	opened := make(chan error, 1)
+	go func() { opened <- os.WriteFile(gate, []byte("go\n"), 0) }()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(recordTimeout):
+		t.Fatal("the script did not open its gate")
+	}
 	select {
 	case <-b.exited:
 	case <-time.After(recordTimeout):

@@ -3,8 +3,9 @@
 //
 // Each Server runs on a socket in its own short temporary directory (never
 // the default socket) with a test configuration, and is killed in
-// t.Cleanup. Shells start with ZDOTDIR pointing at a temporary rc so a
-// developer's own zsh setup never takes part. Tests that need tmux or zsh
+// t.Cleanup. Shells start with ZDOTDIR pointing at a temporary rc, and
+// HOME at an empty directory, so a developer's own zsh and bash setup
+// never takes part. Tests that need tmux or zsh
 // skip when it is missing, unless LIBTMUX_MCP_REQUIRE_INTEGRATION=1 (set by
 // CI), which makes a missing tool a failure.
 package tmuxtest
@@ -71,8 +72,16 @@ func Start(t testing.TB) *Server {
 	if err := os.Mkdir(zdot, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// The panes' HOME is a directory of the test's own: a login bash reads
+	// no developer's ~/.profile or ~/.bashrc (a slow one costs every pane
+	// its start-up, and a pane killed while it runs may leave its locks
+	// behind), and less or a shell's history never write to the real home.
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	zshrc := "PS1='%% '\nRPROMPT=\nHISTFILE=" + filepath.Join(dir, "hist") + "\nSAVEHIST=100\nHISTSIZE=100\nsetopt INC_APPEND_HISTORY\nunsetopt BEEP BANG_HIST\n"
-	for name, body := range map[string]string{conf: Config, filepath.Join(zdot, ".zshrc"): zshrc} {
+	for name, body := range map[string]string{conf: Config + "set-environment -g HOME '" + home + "'\n", filepath.Join(zdot, ".zshrc"): zshrc} {
 		if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
