@@ -26,6 +26,7 @@ const protocolVersion = "2025-11-25"
 const callTimeout = 60 * time.Second
 
 func TestMain(m *testing.M) {
+	tmuxtest.WaitingParallel()
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)
