@@ -27,9 +27,10 @@ func TestNewPanesStartInTheTargetsDirectory(t *testing.T) {
 	ts.Run("new-session", "-d", "-s", "day", "-c", active, "sh")
 	// A second window, not the current one, whose pane works in target.
 	pane := tmuxSaysNew(ts, "new-window", "-d", "-t", "day:", "-c", tmux.Literal(target), "sh")
-	if got := tmuxSays(ts, pane, "#{pane_current_path}"); got != target {
-		t.Fatalf("the target pane works in %q; want %q", got, target)
-	}
+	// tmux reads the path from the pane's process, which may not have started yet.
+	tmuxtest.Eventually(t, 10*time.Second, "the target pane working in "+target, func() bool {
+		return tmuxSays(ts, pane, "#{pane_current_path}") == target
+	}, func() string { return tmuxSays(ts, pane, "#{pane_current_path}") })
 	cs := connectAll(t, ts, "", Deps{})
 
 	var split splitWindowResult
