@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,7 +106,10 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 		t.Errorf("a command substitution in the prompt found broker connection fd %s; want none (the connection attaches after the prompt is drawn)", b)
 	}
 	e.typeAndWait(t, `TMOUT=1; TRAPALRM() { zle reset-prompt }`)
-	tmuxtest.WaitFile(t, mark+".fd") // a redrawn prompt's forger holds the attached connection
+	// a redrawn prompt's forger holds the attached connection
+	tmuxtest.WaitFile(t, mark+".fd", func() string {
+		return fmt.Sprintf("the pane shows:\n%s\nserver stderr:\n%s", e.ts.Capture(e.pane), e.p.stderr)
+	})
 	e.ts.Type(e.pane, "read x", true)
 	// preexec closed the shell's own copy: the shell has left its prompt for the read builtin.
 	sh := shellPID(t, e)

@@ -376,8 +376,9 @@ func ShortTempDir(t testing.TB, pattern string) string {
 	return dir
 }
 
-// WaitFile waits until path exists, for at most 20 s.
-func WaitFile(t testing.TB, path string) {
+// WaitFile waits until path exists, for at most 20 s, and fails the test
+// with what show says otherwise.
+func WaitFile(t testing.TB, path string, show ...func() string) {
 	t.Helper()
 	Eventually(t, 20*time.Second, path+" appearing", func() bool {
 		_, err := os.Stat(path)
@@ -385,7 +386,7 @@ func WaitFile(t testing.TB, path string) {
 			t.Fatal(err)
 		}
 		return err == nil
-	})
+	}, show...)
 }
 
 // WaitFileHolds waits until path holds exactly want, for at most 20 s, and
