@@ -17,6 +17,7 @@ import (
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/broker/privfile"
 	"github.com/libtmux/libtmux-mcp/enroll"
+	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -87,7 +88,7 @@ const (
 // else under the temporary directory. First, broker directories there that a process of this
 // user left behind when it died are removed (see sweep).
 func Listen() (*Listener, error) {
-	base := privateBase()
+	base := privfile.PrivateBase()
 	sweep(base)
 	dir, err := os.MkdirTemp(base, dirPrefix)
 	if err != nil {
@@ -133,18 +134,6 @@ func Listen() (*Listener, error) {
 	return &Listener{dir: dir, sock: sock, ln: ln, lock: lock}, nil
 }
 
-// privateBase is $XDG_RUNTIME_DIR when it is an absolute path to a directory of this user that
-// no one else may enter (0700) and no one else can rename or replace (privfile.TrustedAncestors),
-// else the temporary directory.
-func privateBase() string {
-	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		if fi, err := os.Lstat(x); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && privfile.OwnedByUs(fi) && privfile.TrustedAncestors(x) {
-			return x
-		}
-	}
-	return os.TempDir()
-}
-
 // sweep removes the broker directories in base that a process of this user left when it died
 // (SIGKILL leaves no time to remove them). A directory is removed only when all of these hold:
 // its name starts with dirPrefix; it is a real directory (not a symlink), owned by this user,
@@ -185,7 +174,7 @@ func sweep(base string) {
 func LiveDirs() []string {
 	var dirs []string
 	seen := map[string]bool{}
-	for _, base := range []string{privateBase(), os.TempDir(), "/tmp"} {
+	for _, base := range []string{privfile.PrivateBase(), os.TempDir(), "/tmp"} {
 		if seen[base] {
 			continue
 		}
@@ -244,6 +233,10 @@ type Broker struct {
 	server tmux.ServerInfo // the server the enrollments belong to
 	// serverSock is the server's socket as it was at creation; nil disables the fast path.
 	serverSock os.FileInfo
+	// claims is the server's pane claims, shared with every libtmux-mcp process (a foreground
+	// run holds its pane's); nil when they cannot be kept (the run's pane is then held in this
+	// broker only).
+	claims *paneclaim.Set
 
 	stamps stamper
 
@@ -289,6 +282,9 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	}
 	if cfg.Server.SocketPath != "" {
 		b.serverSock, _ = os.Stat(cfg.Server.SocketPath)
+		if b.claims, err = paneclaim.For(cfg.Server.SocketPath, cfg.Server.PID); err != nil {
+			cfg.Log.Warn("tmux_run: pane claims are kept by this process alone", "err", err)
+		}
 	}
 	b.stamps.init()
 	return b, nil

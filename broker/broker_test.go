@@ -92,7 +92,7 @@ func TestPrivateBaseRefusesAnUntrustedRuntimeDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", run)
-	if got := privateBase(); got == run {
-		t.Errorf("privateBase() = %s, a directory under the world-writable %s; want the temporary directory", got, parent)
+	if got := privfile.PrivateBase(); got == run {
+		t.Errorf("privfile.PrivateBase() = %s, a directory under the world-writable %s; want the temporary directory", got, parent)
 	}
 }

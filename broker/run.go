@@ -2,12 +2,14 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/helper/job"
+	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
 )
 
 // refusal is why a run does not go ahead (or stops): one of the documented codes, a message,
@@ -49,6 +51,11 @@ func (b *Broker) Run(ctx context.Context, req Request) Outcome {
 		return refused(CodeRunInProgress, fmt.Sprintf("pane %s already has a run in flight; wait for it to finish", req.Pane)).outcome()
 	}
 	defer b.release(req.Pane)
+	claim, r := b.claim(req)
+	if r != nil {
+		return r.outcome()
+	}
+	defer claim.Release()
 
 	// Output buffers are reserved at their limits before authorization, so
 	// a run that starts never fails for want of memory to hold its answer.
@@ -112,6 +119,28 @@ func newReceipt(req Request, e *enroll.Enrollment) *Receipt {
 		RunID: enroll.NewRunID(), ScriptDigest: job.Digest(req.Script), ServerGeneration: req.Generation,
 		PaneID: req.Pane, EnrollmentGeneration: e.ID, ProcessGeneration: e.ProcessGeneration,
 	}
+}
+
+// claim takes req's pane's claim that every libtmux-mcp process sees, for the foreground run:
+// run_shell_command from any process is then refused on the pane until the run ends. nil
+// without claims (or when taking one failed for another reason than a holder: logged).
+func (b *Broker) claim(req Request) (*paneclaim.Claim, *refusal) {
+	if b.claims == nil {
+		return nil, nil
+	}
+	c, err := b.claims.Take(req.Pane, paneclaim.Holder{Tool: "tmux_run", Command: string(req.Script)})
+	var busy *paneclaim.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return nil, refused(CodeRunInProgress, fmt.Sprintf("%v; one command runs per pane at a time, whichever process started it: wait for it to finish, or use another pane", busy))
+	case err != nil:
+		b.cfg.Log.Warn("tmux_run: the pane's claim could not be taken; the run is held in this broker only", "pane", req.Pane, "err", err)
+		return nil, nil
+	}
+	if c.Gone != nil {
+		b.cfg.Log.Info("tmux_run: took over a pane claim whose holder is gone", "pane", req.Pane, "holder", c.Gone.String())
+	}
+	return c, nil
 }
 
 func (b *Broker) reserve(pane string) bool {

@@ -24,7 +24,7 @@ func listPanesTool() tool {
 		name:    "list_panes",
 		toolset: Inspect,
 		title:   "List panes",
-		description: "Panes: id, place, size, command, pid, state; watched: a person sees it; enrollment: tmux_run's. " +
+		description: "Panes: id, place, size, command, pid, state; watched: a person sees it; enrollment: tmux_run's; claim: the process running a command there. " +
 			`Example: {"windowId":"@1"}`,
 		capability: metadataOnly,
 	}, handle: (*server).listPanes}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
 	"strings"
 	"time"
 
@@ -105,6 +106,8 @@ func (h shellHost) Allowed(pane string, serverPID int, generation string) bool {
 }
 
 func (h shellHost) InputTo(pane string) func() { return h.s.inputTo(pane) }
+
+func (h shellHost) Claims() *paneclaim.Set { return h.s.claimSet() }
 
 func (h shellHost) Explain(ctx context.Context, err error, pane string) error {
 	return h.s.explain(ctx, err, "pane", pane)

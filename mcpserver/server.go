@@ -98,6 +98,7 @@ type server struct {
 	startErr error
 	life     context.Context // ends at shutdown; handlers end with it
 	log      *slog.Logger
+	claims   claims // the tmux server's pane claims, shared with other processes
 	budget   budget
 	runner   Runner
 	live     *live.Pool // nil when control mode is forbidden

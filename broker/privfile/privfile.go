@@ -3,8 +3,9 @@
 // and liveness FIFOs whose hangup tells that every writer closed them (a shell that exec'd or
 // exited).
 //
-// It knows nothing of processes or sockets (package peercred does) and decides nothing: which
-// directory to trust or sweep is package broker's choice.
+// It knows nothing of processes or sockets (package peercred does). Besides PrivateBase, where
+// this user's private directories go, it decides nothing: which directory to sweep is package
+// broker's choice.
 //
 // Linux only: privfile_linux.go fills the platform table sys; elsewhere it stays nil, and every
 // call that needs it answers ErrNotSupported (or false, or does nothing, as each function says).
@@ -34,6 +35,9 @@ var sys *platform
 
 // ErrNotSupported is what every call answers off Linux.
 var ErrNotSupported = errors.New("the broker's private files are not supported on this platform; tmux_run needs Linux")
+
+// Supported reports whether this platform has the private files (Linux).
+func Supported() bool { return sys != nil }
 
 // TryLock takes an exclusive lock on f (flock) without waiting, and reports whether it got it:
 // false means another open file holds it. The lock lasts until f is closed, or until the process
@@ -75,6 +79,18 @@ func TrustedAncestors(dir string) bool {
 			return true
 		}
 	}
+}
+
+// PrivateBase is where this user's private directories go: $XDG_RUNTIME_DIR when it is an
+// absolute path to a directory of this user that no one else may enter (0700) and no one else
+// can rename or replace (TrustedAncestors), else the temporary directory.
+func PrivateBase() string {
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		if fi, err := os.Lstat(x); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && OwnedByUs(fi) && TrustedAncestors(x) {
+			return x
+		}
+	}
+	return os.TempDir()
 }
 
 // OpenNoFollow is os.OpenFile that refuses a symlink as the last element of path

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker"
+	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -201,6 +202,7 @@ func ask(path string, m message) (answer, error) {
 // status prints what each server serving this tmux server (every live server outside tmux)
 // reports.
 func status(env Env, pid int) int {
+	printClaim(env)
 	all, here := candidates(env)
 	if env.TMUX == "" {
 		here = all
@@ -223,6 +225,25 @@ func status(env Env, pid int) int {
 		printStatus(env.Stdout, *a.Status)
 	}
 	return code
+}
+
+// printClaim says which libtmux-mcp process, if any, runs a command in this pane ($TMUX_PANE):
+// the pane's claim, which every server process takes before it types or runs anything there.
+func printClaim(env Env) {
+	ce, ok := tmux.ParseTMUX(env.TMUX)
+	if !ok || !tmux.ValidPaneID(env.Pane) {
+		return
+	}
+	set, err := paneclaim.For(ce.Socket, ce.ServerPID)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "libtmux-mcp status: the pane claims cannot be read: %v\n", err)
+		return
+	}
+	if h, held := set.Holder(env.Pane); held {
+		fmt.Fprintf(env.Stdout, "pane %s is claimed by %s\n", env.Pane, h)
+	} else {
+		fmt.Fprintf(env.Stdout, "pane %s: no agent's command runs here\n", env.Pane)
+	}
 }
 
 func printStatus(w io.Writer, st Status) {

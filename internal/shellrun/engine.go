@@ -2,8 +2,13 @@ package shellrun
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
 
 	"github.com/libtmux/libtmux-mcp/internal/readbudget"
 	"github.com/libtmux/libtmux-mcp/live"
@@ -67,6 +72,9 @@ type Host interface {
 	View(ctx context.Context, pane string) (v *live.View, release func(), err error)
 	// Watch wakes on changes that may end pane, in session.
 	Watch(ctx context.Context, session, pane string) Watch
+	// Claims is the tmux server's pane claims, shared with every other
+	// process; nil when this process keeps its claims to itself.
+	Claims() *paneclaim.Set
 }
 
 // Deps are what an Engine is built from.
@@ -173,12 +181,54 @@ func (e *Engine) Run(ctx context.Context, in Request) (Result, error) {
 		return Result{}, busyError(busy, e.live != nil)
 	}
 	run.release = func() {}
-	if e.live != nil {
-		if res, err, ok := e.runOnView(ctx, in, run); ok {
-			return res, err
-		}
+	took, err := e.claimAcross(run)
+	if err != nil {
+		e.runs.free(run, 0)
+		return Result{}, err
 	}
-	return e.runByProcess(ctx, in, run)
+	res, err, ok := Result{}, error(nil), false
+	if e.live != nil {
+		res, err, ok = e.runOnView(ctx, in, run)
+	}
+	if !ok {
+		res, err = e.runByProcess(ctx, in, run)
+	}
+	if err == nil && took != "" {
+		res.Note = strings.TrimSuffix(took+"; "+res.Note, "; ")
+	}
+	return res, err
+}
+
+// claimAcross takes run's pane's claim that every process sees (see
+// package paneclaim), which run keeps until it is freed. took is a note
+// when the claim was left by a holder that is gone. A failure to take it
+// for another reason than another holder is logged, and the run goes on
+// with this process's own claim.
+func (e *Engine) claimAcross(run *shellRun) (took string, err error) {
+	set := e.host.Claims()
+	if set == nil {
+		return "", nil
+	}
+	h := paneclaim.Holder{Tool: "run_shell_command", Command: run.command}
+	if e.live != nil {
+		h.Handle = run.handle
+	}
+	c, err := set.Take(run.pane, h)
+	var busy *paneclaim.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return "", fmt.Errorf("run_in_progress: %v; one command runs per pane at a time, whichever process typed it: wait for that run from the agent that started it, stop it with send_keys C-c, or use another pane", busy)
+	case err != nil:
+		e.log.Warn("the pane's claim could not be taken; this run is claimed in this process only", "pane", run.pane, "err", err)
+		return "", nil
+	}
+	run.mu.Lock()
+	run.claim = c
+	run.mu.Unlock()
+	if c.Gone != nil {
+		took = fmt.Sprintf("pane %s was claimed by %s, which is gone; this run took the claim over", run.pane, *c.Gone)
+	}
+	return took, nil
 }
 
 // ended says why a wait context ended: "" while it has not, TimedOut at

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
 	"github.com/libtmux/libtmux-mcp/live"
 )
 
@@ -27,7 +28,8 @@ type shellRun struct {
 	view     *live.View // the view that follows it; nil without one
 	shellPID int        // the pane's shell
 
-	release func() // the view's hold
+	release func()           // the view's hold
+	claim   *paneclaim.Claim // the pane's claim every process sees; nil without one (under mu)
 	ended   sync.Once
 	unhook  func() // stops following the view's lines; under the view's lock
 
@@ -90,6 +92,10 @@ func (r *runs) free(run *shellRun, keep time.Duration) {
 		delete(r.byPane, run.pane)
 	}
 	r.expires[run.handle] = time.Now().Add(keep)
+	run.mu.Lock()
+	run.claim.Release()
+	run.claim = nil
+	run.mu.Unlock()
 }
 
 // lookup finds a run by handle.

@@ -1,0 +1,327 @@
+// Package paneclaim is the one claim per pane that every libtmux-mcp
+// process of this user sees: before a process types a command into a pane
+// (run_shell_command) or runs a script in its shell (tmux_run), it takes the
+// pane's claim, and while it holds it every other process is refused,
+// told who holds the pane.
+//
+// A claim is an exclusive flock on a file named for the tmux server and the
+// pane, in a private directory of this user (0700, under $XDG_RUNTIME_DIR
+// when that is private, else the temporary directory). The kernel releases
+// the lock when its process exits, however it exits, so a claim never
+// outlives its holder. The file says who took it (pid, since when, which
+// tool, the handle and the command's first line) from the moment it has its
+// name: it is written and locked first, then linked. A file left by a
+// holder that was killed is taken over, and the taker is told whose claim
+// it was.
+//
+// Linux only, as the broker's private files are: elsewhere For answers
+// privfile.ErrNotSupported and a process keeps its claims to itself.
+package paneclaim
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+
+	"github.com/libtmux/libtmux-mcp/broker/privfile"
+)
+
+// Holder is who holds a pane's claim.
+type Holder struct {
+	PID     int       `json:"pid"`
+	Since   time.Time `json:"since"`
+	Tool    string    `json:"tool"`             // run_shell_command or tmux_run
+	Handle  string    `json:"handle,omitempty"` // the run's handle, when it has one
+	Command string    `json:"command"`          // the command's first line, shortened
+}
+
+// Mine reports whether this process is the holder.
+func (h Holder) Mine() bool { return h.PID == os.Getpid() }
+
+// String describes the holder for a refusal or a log line.
+func (h Holder) String() string {
+	s := fmt.Sprintf("libtmux-mcp process %d (%s", h.PID, h.Tool)
+	if h.Command != "" {
+		s += " " + strconv.Quote(h.Command)
+	}
+	s += " for " + time.Since(h.Since).Round(time.Second).String()
+	if h.Handle != "" {
+		s += ", handle " + h.Handle
+	}
+	return s + ")"
+}
+
+// commandMax bounds the command kept in a claim, in characters.
+const commandMax = 80
+
+// FirstLine is command's first line, its control characters dropped,
+// shortened to commandMax characters: what a claim records of a command.
+func FirstLine(command string) string {
+	first, _, more := strings.Cut(command, "\n")
+	first = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, first)
+	if r := []rune(first); len(r) > commandMax {
+		first, more = string(r[:commandMax]), true
+	}
+	if more {
+		first += "…"
+	}
+	return first
+}
+
+// BusyError is the refusal of a claim another process holds.
+type BusyError struct {
+	Pane   string
+	Holder Holder
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("pane %s is claimed by %s", e.Pane, e.Holder)
+}
+
+// Set is the claims of the panes of one tmux server.
+type Set struct {
+	dir    string // the claims directory
+	server string // the prefix of this server's claim files
+}
+
+// dirName is the claims directory's name, made per user.
+func dirName() string { return "libtmux-mcp-claims-" + strconv.Itoa(os.Getuid()) }
+
+// For returns the claims of the tmux server on socket whose process is
+// serverPID, making this user's claims directory if it is missing. An
+// existing one must be a real directory of this user that no one else may
+// enter; anything else is refused.
+func For(socket string, serverPID int) (*Set, error) {
+	if !privfile.Supported() {
+		return nil, privfile.ErrNotSupported
+	}
+	dir := filepath.Join(privfile.PrivateBase(), dirName())
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("make the pane claims directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the pane claims directory: %w", err)
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !privfile.OwnedByUs(fi) {
+		return nil, fmt.Errorf("%s is not a private directory of this user (a real directory, mode 0700, owned by uid %d): pane claims are kept by this process alone; remove it if it is not yours", dir, os.Getuid())
+	}
+	sweepNew(dir)
+	sum := sha256.Sum256([]byte(socket + "\x00" + strconv.Itoa(serverPID)))
+	return &Set{dir: dir, server: hex.EncodeToString(sum[:8])}, nil
+}
+
+// sweepNew removes the claim files that processes which died while taking a
+// claim left before they linked them: unlocked, and older than a minute (a
+// live taker locks its new file at once, and links or removes it at once).
+func sweepNew(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.Contains(e.Name(), newInfix) {
+			continue
+		}
+		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < time.Minute {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if f, err := privfile.OpenNoFollow(path, os.O_RDONLY, 0); err == nil {
+			if ok, _ := privfile.TryLock(f); ok {
+				os.Remove(path)
+			}
+			f.Close()
+		}
+	}
+}
+
+// path is the claim file of pane (%N).
+func (s *Set) path(pane string) string {
+	return filepath.Join(s.dir, s.server+"-"+strings.TrimPrefix(pane, "%"))
+}
+
+// Claim is a held claim. Release ends it.
+type Claim struct {
+	f    *os.File
+	path string
+	// Gone is the claim a holder that is gone (killed) left on the pane,
+	// which this one took over; nil when the pane was free.
+	Gone *Holder
+}
+
+// takeTries bounds Take's looks at a pane's file that changed hands while
+// it looked (released, or taken over from a holder that is gone).
+const takeTries = 16
+
+// Take claims pane for h, which gets this process's pid and the time. A
+// pane another process holds gives a *BusyError naming it.
+//
+// The claim is written and locked in a file of its own, then linked to the
+// pane's name: a file at that name always says who holds it. A file whose
+// lock is free was left by a holder that died; it is replaced while its
+// lock is held, so two takers never both replace it.
+func (s *Set) Take(pane string, h Holder) (*Claim, error) {
+	h.PID, h.Since, h.Command = os.Getpid(), time.Now(), FirstLine(h.Command)
+	path := s.path(pane)
+	fail := func(err error) (*Claim, error) {
+		return nil, fmt.Errorf("take the claim of pane %s: %w", pane, err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	tmp := path + newInfix + strconv.Itoa(h.PID) + "-" + hex.EncodeToString(b)
+	f, err := privfile.OpenNoFollow(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	linked := false
+	defer func() {
+		if !linked {
+			os.Remove(tmp)
+			f.Close()
+		}
+	}()
+	if ok, err := privfile.TryLock(f); !ok || err != nil {
+		return fail(fmt.Errorf("lock a new claim file: %v", err))
+	}
+	if err := json.NewEncoder(f).Encode(h); err != nil {
+		return fail(err)
+	}
+	for range takeTries {
+		err := os.Link(tmp, path)
+		if err == nil {
+			linked = true
+			os.Remove(tmp)
+			return &Claim{f: f, path: path}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return fail(err)
+		}
+		held, gone, err := s.look(path)
+		switch {
+		case err != nil:
+			return fail(err)
+		case gone == nil && held.PID != 0:
+			return nil, &BusyError{Pane: pane, Holder: held}
+		case gone == nil:
+			continue // released or being taken over while we looked
+		}
+		// gone's lock is ours: no one else can replace its file now.
+		err = os.Rename(tmp, path)
+		gone.Close()
+		if err != nil {
+			return fail(err)
+		}
+		linked = true
+		c := &Claim{f: f, path: path}
+		if held.PID != 0 {
+			c.Gone = &held
+		}
+		return c, nil
+	}
+	return fail(fmt.Errorf("its file changed hands %d times while it was taken; try again", takeTries))
+}
+
+// newInfix marks the name of a claim file not yet linked to its pane's.
+const newInfix = ".new-"
+
+// look reads the claim file at path. held is its holder when a live process
+// holds its lock (PID 0 when the file went away, or changed hands, while it
+// looked). When its lock was free, gone is the file, its lock now held by
+// the caller, and held is who left it.
+func (s *Set) look(path string) (held Holder, gone *os.File, err error) {
+	g, err := privfile.OpenNoFollow(path, os.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return Holder{}, nil, nil
+	}
+	if err != nil {
+		return Holder{}, nil, err
+	}
+	held = readHolder(g)
+	ok, err := privfile.TryLock(g)
+	if err != nil || !ok {
+		g.Close()
+		if err == nil && !alive(held.PID) {
+			held = Holder{} // a taker holds a dead holder's file for a moment
+		}
+		return held, nil, err
+	}
+	if !samePath(g, path) { // released (removed) before we locked it
+		g.Close()
+		return Holder{}, nil, nil
+	}
+	return held, g, nil
+}
+
+// alive reports whether process pid exists.
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// samePath reports whether f is the file now at path.
+func samePath(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// readHolder reads the holder recorded in f; PID 0 when it cannot be read.
+func readHolder(f *os.File) Holder {
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, 4096))
+	var h Holder
+	if err != nil || json.Unmarshal(b, &h) != nil {
+		return Holder{}
+	}
+	return h
+}
+
+// Release ends the claim: the file is removed, then unlocked. Calling it
+// again does nothing.
+func (c *Claim) Release() {
+	if c == nil || c.f == nil {
+		return
+	}
+	os.Remove(c.path)
+	c.f.Close()
+	c.f = nil
+}
+
+// Holder reads who holds pane's claim: ok is false when no live process
+// does. It takes no lock, so it never stands in a claimer's way; a holder
+// killed a moment ago may still be reported until its pid is reused or its
+// file taken over.
+func (s *Set) Holder(pane string) (Holder, bool) {
+	f, err := privfile.OpenNoFollow(s.path(pane), os.O_RDONLY, 0)
+	if err != nil {
+		return Holder{}, false
+	}
+	defer f.Close()
+	h := readHolder(f)
+	if !alive(h.PID) {
+		return Holder{}, false
+	}
+	return h, true
+}
