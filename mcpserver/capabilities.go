@@ -178,9 +178,10 @@ type boundaryRecord struct {
 	// HostCommandExecution: "absent", or "enrolled-panes" when tmux_run is
 	// on.
 	HostCommandExecution string `json:"hostCommandExecution"`
-	// Posture: how far enrollment rests on this process. "tmux-run-off"; "person-only" when
+	// Posture: how far enrollment rests on this process. "tmux-run-off"; "no-input-tools" when
 	// tmux_run is on and no tool types into panes or runs commands there (the strong posture:
-	// only a person at the terminal can source an invitation); "same-user-commands" when such
+	// no tool can source an invitation, though a script in an enrolled pane, running as the
+	// person's user, can); "same-user-commands" when such
 	// tools are on too: the agent then runs commands as the same user, so it could reach tmux
 	// without this server, and the input tools' refusals are a guard, not a boundary.
 	Posture         string `json:"posture"`
@@ -226,7 +227,8 @@ func (s *server) capabilities() capabilitiesDoc {
 		d.Boundary.HostCommandExecution = "enrolled-panes"
 		d.Boundary.Posture = s.sel.Posture()
 		d.Boundary.Note = "tmux_run runs authored POSIX sh scripts, as the enrolled shell's user, in panes whose zsh a person enrolled; " +
-			"no tool can enroll a pane. Other tools act with the tmux user's authority on one tmux server."
+			"no tool can enroll a pane. Enrollment decides where scripts run, not what they may do: a script runs as that user and can type into other panes (and so enroll them); " +
+			"only another OS account or a container confines it. Other tools act with the tmux user's authority on one tmux server."
 		if d.Boundary.Posture == PostureSameUserCommands {
 			d.Boundary.Note += " Tools that type into panes or run commands there are on too: with them the agent runs commands as the same user, " +
 				"so enrollment rests on the person; input tools refuse a pane with a pending invitation and an enrollment from a pane this server typed into is refused. " +
@@ -239,13 +241,13 @@ func (s *server) capabilities() capabilitiesDoc {
 // The postures tmux://capabilities reports (boundary.posture).
 const (
 	PostureTmuxRunOff       = "tmux-run-off"
-	PosturePersonOnly       = "person-only"
+	PostureNoInputTools     = "no-input-tools"
 	PostureSameUserCommands = "same-user-commands"
 )
 
 // Posture is the enrollment posture of the selection: PostureTmuxRunOff without tmux_run;
 // PostureSameUserCommands when a selected tool types into panes or runs commands there
-// (process reach pane-input or pane-command); else PosturePersonOnly.
+// (process reach pane-input or pane-command); else PostureNoInputTools.
 func (sel Selection) Posture() string {
 	if !sel.Has("tmux_run") {
 		return PostureTmuxRunOff
@@ -255,7 +257,7 @@ func (sel Selection) Posture() string {
 			return PostureSameUserCommands
 		}
 	}
-	return PosturePersonOnly
+	return PostureNoInputTools
 }
 
 // addCapabilities serves tmux://capabilities, computed at its first read

@@ -218,18 +218,18 @@ func TestCapabilitiesResource(t *testing.T) {
 	if doc.Boundary.HostCommandExecution != "enrolled-panes" || !strings.Contains(doc.Boundary.Note, "enrolled") ||
 		!slices.Equal(doc.Tools, []string{"tmux_run", "tmux_run_start"}) || doc.Capabilities["tmux_run"].ProcessReach != "enrolled-shell" ||
 		doc.Capabilities["tmux_run_start"].ProcessReach != "enrolled-shell" ||
-		doc.Boundary.Posture != PosturePersonOnly {
+		doc.Boundary.Posture != PostureNoInputTools {
 		t.Errorf("with tmux_run: tools %v, boundary %+v", doc.Tools, doc.Boundary)
 	}
 	// The posture says which side of the boundary the process is on (issue 17): inspect only
-	// with tmux_run is person-only; any tool that types or runs commands makes it
+	// with tmux_run is no-input-tools; any tool that types or runs commands makes it
 	// same-user-commands, and the note names the strong posture.
 	for _, c := range []struct {
 		toolsets []string
 		want     string
 	}{
-		{[]string{Inspect}, PosturePersonOnly},
-		{[]string{Inspect, Manage}, PosturePersonOnly},
+		{[]string{Inspect}, PostureNoInputTools},
+		{[]string{Inspect, Manage}, PostureNoInputTools},
 		{[]string{Inspect, Execute}, PostureSameUserCommands},
 	} {
 		sel, err := Select(tmux.Provenance{}, c.toolsets, []string{"tmux_run"}, nil)
