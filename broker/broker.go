@@ -17,7 +17,7 @@ import (
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/broker/privfile"
 	"github.com/libtmux/libtmux-mcp/enroll"
-	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
+	"github.com/libtmux/libtmux-mcp/internal/panerecord"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -236,7 +236,7 @@ type Broker struct {
 	// claims is the server's pane claims, shared with every libtmux-mcp process (a foreground
 	// run holds its pane's); nil when they cannot be kept (the run's pane is then held in this
 	// broker only).
-	claims *paneclaim.Set
+	claims *panerecord.Set
 
 	stamps stamper
 
@@ -282,7 +282,7 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	}
 	if cfg.Server.SocketPath != "" {
 		b.serverSock, _ = os.Stat(cfg.Server.SocketPath)
-		if b.claims, err = paneclaim.For(cfg.Server.SocketPath, cfg.Server.PID); err != nil {
+		if b.claims, err = panerecord.For(cfg.Server.SocketPath, cfg.Server.PID); err != nil {
 			cfg.Log.Warn("tmux_run: pane claims are kept by this process alone", "err", err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/helper/job"
-	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
+	"github.com/libtmux/libtmux-mcp/internal/panerecord"
 )
 
 // refusal is why a run does not go ahead (or stops): one of the documented codes, a message,
@@ -124,12 +124,12 @@ func newReceipt(req Request, e *enroll.Enrollment) *Receipt {
 // claim takes req's pane's claim that every libtmux-mcp process sees, for the foreground run:
 // run_shell_command from any process is then refused on the pane until the run ends. nil
 // without claims (or when taking one failed for another reason than a holder: logged).
-func (b *Broker) claim(req Request) (*paneclaim.Claim, *refusal) {
+func (b *Broker) claim(req Request) (*panerecord.Claim, *refusal) {
 	if b.claims == nil {
 		return nil, nil
 	}
-	c, err := b.claims.Take(req.Pane, paneclaim.Holder{Tool: "tmux_run", Command: string(req.Script)})
-	var busy *paneclaim.BusyError
+	c, err := b.claims.Take(req.Pane, panerecord.Holder{Tool: "tmux_run", Command: string(req.Script)})
+	var busy *panerecord.BusyError
 	switch {
 	case errors.As(err, &busy):
 		return nil, refused(CodeRunInProgress, fmt.Sprintf("%v; one command runs per pane at a time, whichever process started it: wait for it to finish, or use another pane", busy))

@@ -32,8 +32,8 @@ const (
 	ReasonWrongServer    = "wrong-server"
 	ReasonWrongUID       = "wrong-uid"
 	ReasonLimit          = "limit"
-	// ReasonAgentInput: this server sent input to the pane since the invitation was written (or
-	// was sending it), so the `source` may not have been the person's; the invitation is
+	// ReasonAgentInput: this server, or another libtmux-mcp process (see SeeOthersInput), sent
+	// input to the pane since the invitation was written (or was sending it), so the `source` may not have been the person's; the invitation is
 	// withdrawn.
 	ReasonAgentInput = "agent-input"
 )
@@ -71,10 +71,11 @@ type slot struct {
 	timer      *time.Timer
 	remove     func() error // removes the file this process created
 	enrolled   *Enrollment
-	invitedSeq uint64 // Registry.seq when the live invitation was written
-	requested  bool   // made by a person's request (Request), not by --enroll-pane
-	inputSeq   uint64 // Registry.seq when this server's last input to the pane went
-	inflight   int    // inputs to the pane begun and not yet ended
+	invitedSeq uint64    // Registry.seq when the live invitation was written
+	invitedAt  time.Time // when it was written (the wall clock, as other processes' records)
+	requested  bool      // made by a person's request (Request), not by --enroll-pane
+	inputSeq   uint64    // Registry.seq when this server's last input to the pane went
+	inflight   int       // inputs to the pane begun and not yet ended
 }
 
 // Registry holds the slots of one server process.
@@ -87,6 +88,35 @@ type Registry struct {
 	notify   func(msg string)
 	seq      uint64                // orders invitations and inputs
 	inputs   map[string]*paneInput // every pane this server sent input to
+	// othersInput reports whether any libtmux-mcp process (another included) sent pane input at
+	// or after a time, or is sending it, and which one; nil when no process's records are seen.
+	othersInput func(pane string, since time.Time) (bool, int)
+}
+
+// SeeOthersInput makes the registry refuse an enrollment, or a request for an invitation, from a
+// pane that any libtmux-mcp process sent input to (see ReasonAgentInput), as input reports it
+// (package panerecord's InputSince): with several servers on one tmux server, one server's
+// send_keys must not enroll a pane with another. Call it before the registry is used.
+func (r *Registry) SeeOthersInput(input func(pane string, since time.Time) (bool, int)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.othersInput = input
+}
+
+// otherInput is othersInput, false without one.
+func (r *Registry) otherInput(pane string, since time.Time) (bool, int) {
+	if r.othersInput == nil {
+		return false, 0
+	}
+	return r.othersInput(pane, since)
+}
+
+// byProcess names the process pid in a refusal ("" when unknown).
+func byProcess(pid int) string {
+	if pid <= 0 {
+		return "a libtmux-mcp server"
+	}
+	return fmt.Sprintf("libtmux-mcp process %d", pid)
 }
 
 // paneInput is what this server sent a pane, invited or not.
@@ -139,7 +169,7 @@ func (r *Registry) Invite() ([]string, error) {
 			continue
 		}
 		r.seq++
-		s.token, s.remove, s.expires, s.invitedSeq = token, remove, r.now().Add(r.lifetime), r.seq
+		s.token, s.remove, s.expires, s.invitedSeq, s.invitedAt = token, remove, r.now().Add(r.lifetime), r.seq, time.Now()
 		s.timer = time.AfterFunc(r.lifetime, func() { r.expire(pane, token) })
 		invited = append(invited, pane)
 		r.notify(fmt.Sprintf("tmux_run: to enroll pane %s, run in that pane's zsh within %s: source %s", pane, r.lifetime, s.file))
@@ -232,6 +262,12 @@ func (r *Registry) Accept(h Hello, f Facts) (*Enrollment, string) {
 		s.expired[h.Token] = true
 		r.retireLocked(s)
 		r.notify(fmt.Sprintf("tmux_run: pane %s received input from this server after its invitation was written, so its enrollment was refused and the invitation withdrawn; %s", s.pane, s.again()))
+		return nil, ReasonAgentInput
+	}
+	if sent, pid := r.otherInput(s.pane, s.invitedAt); sent {
+		s.expired[h.Token] = true
+		r.retireLocked(s)
+		r.notify(fmt.Sprintf("tmux_run: pane %s received input from %s after its invitation was written, so its enrollment was refused and the invitation withdrawn; %s", s.pane, byProcess(pid), s.again()))
 		return nil, ReasonAgentInput
 	}
 	if r.enrolledLocked() >= MaxPanes && (s.enrolled == nil || s.enrolled.Lost()) {
@@ -382,6 +418,9 @@ func (r *Registry) Request(pane, file string, since time.Time) (time.Duration, e
 	if in := r.inputs[pane]; in != nil && (in.inflight > 0 || !in.last.Before(since)) {
 		return 0, &RequestError{Reason: ReasonAgentInput, msg: fmt.Sprintf("this server sent input to pane %s (send_keys, paste_text or run_shell_command) since its shell started, so it cannot tell that a person typed this request; enroll a pane it never typed into: open a new pane or window and run the command there", pane)}
 	}
+	if sent, pid := r.otherInput(pane, since); sent {
+		return 0, &RequestError{Reason: ReasonAgentInput, msg: fmt.Sprintf("%s sent input to pane %s (send_keys, paste_text or run_shell_command) since its shell started, so it cannot be told that a person typed this request; enroll a pane no agent typed into: open a new pane or window and run the command there", byProcess(pid), pane)}
+	}
 	s := r.slots[pane]
 	if s == nil {
 		if len(r.slots) >= maxSlots {
@@ -403,7 +442,7 @@ func (r *Registry) Request(pane, file string, since time.Time) (time.Duration, e
 	}
 	r.seq++
 	s.file, s.requested = file, true
-	s.token, s.remove, s.expires, s.invitedSeq = token, remove, r.now().Add(r.lifetime), r.seq
+	s.token, s.remove, s.expires, s.invitedSeq, s.invitedAt = token, remove, r.now().Add(r.lifetime), r.seq, time.Now()
 	s.timer = time.AfterFunc(r.lifetime, func() { r.expire(pane, token) })
 	return r.lifetime, nil
 }

@@ -173,6 +173,29 @@ func TestEnrollTypedByTheServerRefused(t *testing.T) {
 	}
 }
 
+// Input from another libtmux-mcp process on the same tmux server refuses the request as this
+// server's own would: an agent whose server has send_keys cannot enroll a pane with another
+// server that has tmux_run (issue 30, finding 1).
+func TestEnrollTypedByAnotherServerRefused(t *testing.T) {
+	t.Parallel()
+	ts := tmuxServer(t)
+	p := lender(t, ts)
+	typist := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--toolsets", "execute")
+	pane := ts.ZshSession("typed")
+	typist.answer("send_keys", map[string]any{"paneId": pane, "text": enrollLine(t), "enter": true})
+	ts.WaitForText(pane, "libtmux-mcp process "+strconv.Itoa(typist.cmd.Process.Pid)+" sent input to pane "+pane)
+	if got := paneState(t, p, pane); got != "none" {
+		t.Errorf("after another server typed the command the pane is %q; want none", got)
+	}
+	if strings.Contains(p.stderr.String(), "invited on request") {
+		t.Errorf("another server's input invited a pane; stderr:\n%s", p.stderr)
+	}
+	// A pane no agent typed into is still the person's to lend.
+	fresh := ts.ZshSession("fresh")
+	typeEnroll(t, ts, fresh)
+	waitEnrolled(t, p, ts, fresh)
+}
+
 func TestEnrollWhereNoServerServes(t *testing.T) {
 	t.Parallel()
 	ts := tmuxServer(t)

@@ -231,7 +231,7 @@ func (s *server) capabilities() capabilitiesDoc {
 			"only another OS account or a container confines it. Other tools act with the tmux user's authority on one tmux server."
 		if d.Boundary.Posture == PostureSameUserCommands {
 			d.Boundary.Note += " Tools that type into panes or run commands there are on too: with them the agent runs commands as the same user, " +
-				"so enrollment rests on the person; input tools refuse a pane with a pending invitation and an enrollment from a pane this server typed into is refused. " +
+				"so enrollment rests on the person; input tools refuse a pane with a pending invitation and an enrollment from a pane any libtmux-mcp server of this user typed into is refused. " +
 				"The strong posture is tmux_run with inspect only (--toolsets inspect --enable-tool tmux_run)."
 		}
 	}

@@ -32,13 +32,19 @@ const (
 // invitation.
 const codeInvitationPending = "invitation_pending"
 
-// inputTo notes that input is about to go to panes (see Enrollments.InputBegins); call the
-// function it returns once it went or failed.
+// inputTo notes that input is about to go to panes, for this process's enrollments
+// (Enrollments.InputBegins) and in the pane records every libtmux-mcp process reads
+// (panerecord's InputBegins); call the function it returns once it went or failed.
 func (s *server) inputTo(panes ...string) (end func()) {
-	if s.deps.Enrollments == nil {
-		return func() {}
+	recorded, err := s.paneRecords().InputBegins(panes...)
+	if err != nil {
+		s.log.Warn("input to panes is not recorded for other libtmux-mcp processes", "panes", panes, "err", err)
 	}
-	return s.deps.Enrollments.InputBegins(panes...)
+	own := func() {}
+	if s.deps.Enrollments != nil {
+		own = s.deps.Enrollments.InputBegins(panes...)
+	}
+	return func() { own(); recorded() }
 }
 
 // typingWindow is how recent a person's keystroke must be for the

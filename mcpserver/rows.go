@@ -1,6 +1,9 @@
 package mcpserver
 
-import "github.com/libtmux/libtmux-mcp/tmux"
+import (
+	"github.com/libtmux/libtmux-mcp/internal/panerecord"
+	"github.com/libtmux/libtmux-mcp/tmux"
+)
 
 // sessionRow is a session as tools report it.
 type sessionRow struct {
@@ -28,26 +31,26 @@ type windowRow struct {
 
 // paneRow is a pane as tools report it.
 type paneRow struct {
-	PaneID           string     `json:"paneId" jsonschema:"pane id, like %3: the target of every pane tool"`
-	SessionID        string     `json:"sessionId"`
-	SessionName      string     `json:"sessionName"`
-	WindowID         string     `json:"windowId"`
-	WindowName       string     `json:"windowName"`
-	Index            int        `json:"index"`
-	Width            int        `json:"width"`
-	Height           int        `json:"height"`
-	Active           bool       `json:"active"`
-	CurrentCommand   string     `json:"currentCommand"`
-	CurrentPath      string     `json:"currentPath"`
-	Title            string     `json:"title"`
-	PID              int        `json:"pid"`
-	Dead             bool       `json:"dead"`
-	InMode           bool       `json:"inMode" jsonschema:"a client mode such as copy mode is active; input may not reach the program"`
-	Caller           bool       `json:"caller" jsonschema:"this is the pane the MCP server itself runs in"`
-	Watched          bool       `json:"watched" jsonschema:"a person's client currently shows this pane"`
-	Enrollment       string     `json:"enrollment" jsonschema:"tmux_run enrollment: none, invited, enrolled or lost"`
-	ServerGeneration string     `json:"serverGeneration" jsonschema:"changes when the tmux server restarts; tmux_run targets carry it"`
-	Claim            *paneClaim `json:"claim,omitempty" jsonschema:"the libtmux-mcp process running a command in this pane (one per pane, across processes)"`
+	PaneID           string            `json:"paneId" jsonschema:"pane id, like %3: the target of every pane tool"`
+	SessionID        string            `json:"sessionId"`
+	SessionName      string            `json:"sessionName"`
+	WindowID         string            `json:"windowId"`
+	WindowName       string            `json:"windowName"`
+	Index            int               `json:"index"`
+	Width            int               `json:"width"`
+	Height           int               `json:"height"`
+	Active           bool              `json:"active"`
+	CurrentCommand   string            `json:"currentCommand"`
+	CurrentPath      string            `json:"currentPath"`
+	Title            string            `json:"title"`
+	PID              int               `json:"pid"`
+	Dead             bool              `json:"dead"`
+	InMode           bool              `json:"inMode" jsonschema:"a client mode such as copy mode is active; input may not reach the program"`
+	Caller           bool              `json:"caller" jsonschema:"this is the pane the MCP server itself runs in"`
+	Watched          bool              `json:"watched" jsonschema:"a person's client currently shows this pane"`
+	Enrollment       string            `json:"enrollment" jsonschema:"tmux_run enrollment: none, invited, enrolled or lost"`
+	ServerGeneration string            `json:"serverGeneration" jsonschema:"changes when the tmux server restarts; tmux_run targets carry it"`
+	Claim            *panerecord.Shown `json:"claim,omitempty" jsonschema:"the libtmux-mcp process running a command in this pane (one per pane, across processes)"`
 }
 
 func toSessionRow(s tmux.Session) sessionRow {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/libtmux/libtmux-mcp/internal/panerecord"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/enroll"
@@ -91,17 +93,18 @@ type server struct {
 	sel  Selection
 	// startup, prov and caller are set once the server's identity is
 	// known, before ready closes; handlers run after (see awaitStartup).
-	startup  tmux.Startup
-	prov     tmux.Provenance
-	caller   caller
-	ready    chan struct{}
-	startErr error
-	life     context.Context // ends at shutdown; handlers end with it
-	log      *slog.Logger
-	claims   claims // the tmux server's pane claims, shared with other processes
-	budget   budget
-	runner   Runner
-	live     *live.Pool // nil when control mode is forbidden
+	startup     tmux.Startup
+	prov        tmux.Provenance
+	caller      caller
+	ready       chan struct{}
+	startErr    error
+	life        context.Context // ends at shutdown; handlers end with it
+	log         *slog.Logger
+	records     panerecord.Opener // the tmux server's pane claims and input records (paneRecords)
+	recordsWarn sync.Once
+	budget      budget
+	runner      Runner
+	live        *live.Pool // nil when control mode is forbidden
 	// blocking holds a token per blocking call in flight (see callGate).
 	blocking chan struct{}
 	// shell is run_shell_command's engine; it also keeps what input

@@ -103,7 +103,7 @@ func TestTmuxRunAnswerMatchesTheContract(t *testing.T) {
 	req := &broker.Request{Pane: "%3", Generation: "srv-gen"}
 	for _, tc := range runAnswerCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			typed := newRunAnswer(req, tc.out)
+			typed := broker.NewAnswer(req, tc.out)
 			want := mapRunAnswer(req, tc.out)
 			gotText, err := encodeJSON(typed)
 			if err != nil {
@@ -148,7 +148,7 @@ func TestTmuxRunAnswerNulls(t *testing.T) {
 			`{"error":{"code":"not_enrolled","delivery":"not_sent","effects":{"authorization":null,"completion":{"state":"unobserved"},"state":"none"},"message":"m"},"ok":false}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := encodeJSON(newRunAnswer(req, tc.out))
+			got, err := encodeJSON(broker.NewAnswer(req, tc.out))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,15 +29,15 @@ func tmuxRunStartTool() tool {
 
 // runStarted is tmux_run_start's data.
 type runStarted struct {
-	Authorization *runReceipt `json:"authorization"`
-	Handle        string      `json:"handle"`
-	Target        runTarget   `json:"target"`
+	Authorization *broker.AnswerReceipt `json:"authorization"`
+	Handle        string                `json:"handle"`
+	Target        broker.AnswerTarget   `json:"target"`
 }
 
 type runStartAnswer struct {
-	Data  *runStarted `json:"data,omitempty"`
-	Error *runError   `json:"error,omitempty"`
-	OK    bool        `json:"ok"`
+	Data  *runStarted         `json:"data,omitempty"`
+	Error *broker.AnswerError `json:"error,omitempty"`
+	OK    bool                `json:"ok"`
 }
 
 func (s *server) tmuxRunStart(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -55,11 +55,11 @@ func (s *server) tmuxRunStart(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if out.Code == "" {
 		answer = runStartAnswer{OK: true, Data: &runStarted{
 			Handle:        handle,
-			Target:        runTarget{Kind: "pane", ID: breq.Pane, Generation: breq.Generation},
-			Authorization: newRunReceipt(out.Receipt),
+			Target:        broker.AnswerTarget{Kind: "pane", ID: breq.Pane, Generation: breq.Generation},
+			Authorization: broker.NewAnswerReceipt(out.Receipt),
 		}}
 	} else {
-		answer.Error = newRunAnswer(breq, out).Error
+		answer.Error = broker.NewAnswer(breq, out).Error
 	}
 	text, err := encodeJSON(answer)
 	if err != nil {

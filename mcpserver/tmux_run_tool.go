@@ -103,7 +103,7 @@ func (s *server) tmuxRun(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 		out.Message = s.runNextStep(ctx, breq.Pane, out)
 	}
-	answer := newRunAnswer(breq, out)
+	answer := broker.NewAnswer(breq, out)
 	text, err := encodeJSON(answer)
 	if err != nil {
 		return nil, err

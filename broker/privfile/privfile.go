@@ -22,6 +22,7 @@ import (
 // file.
 type platform struct {
 	tryLock      func(fd uintptr) (bool, error)
+	lockShared   func(fd uintptr) error
 	ownerUID     func(os.FileInfo) (int, bool)
 	openNoFollow func(path string, flag int, perm os.FileMode) (*os.File, error)
 	openFIFO     func(path string) (int, error)
@@ -47,6 +48,15 @@ func TryLock(f *os.File) (bool, error) {
 		return false, ErrNotSupported
 	}
 	return sys.tryLock(f.Fd())
+}
+
+// LockShared takes a shared lock on f (flock), waiting while an exclusive one is held. Like
+// TryLock's, it lasts until f is closed or its process exits.
+func LockShared(f *os.File) error {
+	if sys == nil {
+		return ErrNotSupported
+	}
+	return sys.lockShared(f.Fd())
 }
 
 // OwnedByUs reports whether fi's owner is this process's user; false where owners cannot be

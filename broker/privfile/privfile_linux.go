@@ -16,7 +16,7 @@ import (
 
 func init() {
 	sys = &platform{
-		tryLock: tryLock, ownerUID: ownerUID, openNoFollow: openNoFollow,
+		tryLock: tryLock, lockShared: lockShared, ownerUID: ownerUID, openNoFollow: openNoFollow,
 		openFIFO: openFIFO, hungup: hungup, waitHangup: waitHangup, closeFD: func(fd int) { unix.Close(fd) },
 	}
 }
@@ -33,6 +33,18 @@ func tryLock(fd uintptr) (bool, error) {
 			return false, nil
 		}
 		return false, fmt.Errorf("privfile: flock: %w", err)
+	}
+}
+
+func lockShared(fd uintptr) error {
+	for {
+		err := unix.Flock(int(fd), unix.LOCK_SH)
+		if !errors.Is(err, unix.EINTR) {
+			if err != nil {
+				return fmt.Errorf("privfile: flock: %w", err)
+			}
+			return nil
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/libtmux/libtmux-mcp/enroll"
 	"github.com/libtmux/libtmux-mcp/enroll/request"
 	"github.com/libtmux/libtmux-mcp/internal/config"
+	"github.com/libtmux/libtmux-mcp/internal/panerecord"
 	"github.com/libtmux/libtmux-mcp/shellsetup"
 	"github.com/libtmux/libtmux-mcp/tmux"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,6 +87,12 @@ func startTmuxRun(ctx context.Context, cfg config.Config, client *tmux.Client, s
 	if err != nil {
 		ln.Close()
 		return nil, err
+	}
+	// Input any libtmux-mcp process on this tmux server sent a pane refuses its enrollment.
+	if records, err := panerecord.For(st.Snapshot.Server.SocketPath, st.Snapshot.Server.PID); err != nil {
+		log.Warn("tmux_run: other processes' input to panes cannot be seen; only this server's refuses an enrollment", "err", err)
+	} else {
+		reg.SeeOthersInput(records.InputSince)
 	}
 	b, err := broker.New(ln, broker.Config{
 		Client:   client,

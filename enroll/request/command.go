@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker"
-	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
+	"github.com/libtmux/libtmux-mcp/internal/panerecord"
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
@@ -234,7 +234,7 @@ func printClaim(env Env) {
 	if !ok || !tmux.ValidPaneID(env.Pane) {
 		return
 	}
-	set, err := paneclaim.For(ce.Socket, ce.ServerPID)
+	set, err := panerecord.For(ce.Socket, ce.ServerPID)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "libtmux-mcp status: the pane claims cannot be read: %v\n", err)
 		return

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
+	"github.com/libtmux/libtmux-mcp/internal/panerecord"
 
 	"github.com/libtmux/libtmux-mcp/internal/readbudget"
 	"github.com/libtmux/libtmux-mcp/live"
@@ -74,7 +74,7 @@ type Host interface {
 	Watch(ctx context.Context, session, pane string) Watch
 	// Claims is the tmux server's pane claims, shared with every other
 	// process; nil when this process keeps its claims to itself.
-	Claims() *paneclaim.Set
+	Claims() *panerecord.Set
 }
 
 // Deps are what an Engine is built from.
@@ -200,7 +200,7 @@ func (e *Engine) Run(ctx context.Context, in Request) (Result, error) {
 }
 
 // claimAcross takes run's pane's claim that every process sees (see
-// package paneclaim), which run keeps until it is freed. took is a note
+// package panerecord), which run keeps until it is freed. took is a note
 // when the claim was left by a holder that is gone. A failure to take it
 // for another reason than another holder is logged, and the run goes on
 // with this process's own claim.
@@ -209,12 +209,12 @@ func (e *Engine) claimAcross(run *shellRun) (took string, err error) {
 	if set == nil {
 		return "", nil
 	}
-	h := paneclaim.Holder{Tool: "run_shell_command", Command: run.command}
+	h := panerecord.Holder{Tool: "run_shell_command", Command: run.command}
 	if e.live != nil {
 		h.Handle = run.handle
 	}
 	c, err := set.Take(run.pane, h)
-	var busy *paneclaim.BusyError
+	var busy *panerecord.BusyError
 	switch {
 	case errors.As(err, &busy):
 		return "", fmt.Errorf("run_in_progress: %v; one command runs per pane at a time, whichever process typed it: wait for that run from the agent that started it, stop it with send_keys C-c, or use another pane", busy)

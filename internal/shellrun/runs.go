@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/libtmux/libtmux-mcp/internal/paneclaim"
+	"github.com/libtmux/libtmux-mcp/internal/panerecord"
 	"github.com/libtmux/libtmux-mcp/live"
 )
 
@@ -28,8 +28,8 @@ type shellRun struct {
 	view     *live.View // the view that follows it; nil without one
 	shellPID int        // the pane's shell
 
-	release func()           // the view's hold
-	claim   *paneclaim.Claim // the pane's claim every process sees; nil without one (under mu)
+	release func()            // the view's hold
+	claim   *panerecord.Claim // the pane's claim every process sees; nil without one (under mu)
 	ended   sync.Once
 	unhook  func() // stops following the view's lines; under the view's lock
 

@@ -1,26 +1,7 @@
-// Package paneclaim is the one claim per pane that every libtmux-mcp
-// process of this user sees: before a process types a command into a pane
-// (run_shell_command) or runs a script in its shell (tmux_run), it takes the
-// pane's claim, and while it holds it every other process is refused,
-// told who holds the pane.
-//
-// A claim is an exclusive flock on a file named for the tmux server and the
-// pane, in a private directory of this user (0700, under $XDG_RUNTIME_DIR
-// when that is private, else the temporary directory). The kernel releases
-// the lock when its process exits, however it exits, so a claim never
-// outlives its holder. The file says who took it (pid, since when, which
-// tool, the handle and the command's first line) from the moment it has its
-// name: it is written and locked first, then linked. A file left by a
-// holder that was killed is taken over, and the taker is told whose claim
-// it was.
-//
-// Linux only, as the broker's private files are: elsewhere For answers
-// privfile.ErrNotSupported and a process keeps its claims to itself.
-package paneclaim
+package panerecord
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -44,6 +25,22 @@ type Holder struct {
 	Tool    string    `json:"tool"`             // run_shell_command or tmux_run
 	Handle  string    `json:"handle,omitempty"` // the run's handle, when it has one
 	Command string    `json:"command"`          // the command's first line, shortened
+}
+
+// Shown is a claim as tools show it: its holder, and whether that is the
+// process showing it.
+type Shown struct {
+	PID         int    `json:"pid" jsonschema:"the libtmux-mcp process holding the pane"`
+	ThisProcess bool   `json:"thisProcess"`
+	Since       string `json:"since" jsonschema:"RFC 3339"`
+	Tool        string `json:"tool" jsonschema:"run_shell_command or tmux_run"`
+	Command     string `json:"command" jsonschema:"first line, shortened"`
+	Handle      string `json:"handle,omitempty"`
+}
+
+// Shown is h as tools show it.
+func (h Holder) Shown() *Shown {
+	return &Shown{PID: h.PID, ThisProcess: h.Mine(), Since: h.Since.UTC().Format(time.RFC3339), Tool: h.Tool, Command: h.Command, Handle: h.Handle}
 }
 
 // Mine reports whether this process is the holder.
@@ -84,49 +81,6 @@ func FirstLine(command string) string {
 	return first
 }
 
-// BusyError is the refusal of a claim another process holds.
-type BusyError struct {
-	Pane   string
-	Holder Holder
-}
-
-func (e *BusyError) Error() string {
-	return fmt.Sprintf("pane %s is claimed by %s", e.Pane, e.Holder)
-}
-
-// Set is the claims of the panes of one tmux server.
-type Set struct {
-	dir    string // the claims directory
-	server string // the prefix of this server's claim files
-}
-
-// dirName is the claims directory's name, made per user.
-func dirName() string { return "libtmux-mcp-claims-" + strconv.Itoa(os.Getuid()) }
-
-// For returns the claims of the tmux server on socket whose process is
-// serverPID, making this user's claims directory if it is missing. An
-// existing one must be a real directory of this user that no one else may
-// enter; anything else is refused.
-func For(socket string, serverPID int) (*Set, error) {
-	if !privfile.Supported() {
-		return nil, privfile.ErrNotSupported
-	}
-	dir := filepath.Join(privfile.PrivateBase(), dirName())
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("make the pane claims directory: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("the pane claims directory: %w", err)
-	}
-	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !privfile.OwnedByUs(fi) {
-		return nil, fmt.Errorf("%s is not a private directory of this user (a real directory, mode 0700, owned by uid %d): pane claims are kept by this process alone; remove it if it is not yours", dir, os.Getuid())
-	}
-	sweepNew(dir)
-	sum := sha256.Sum256([]byte(socket + "\x00" + strconv.Itoa(serverPID)))
-	return &Set{dir: dir, server: hex.EncodeToString(sum[:8])}, nil
-}
-
 // sweepNew removes the claim files that processes which died while taking a
 // claim left before they linked them: unlocked, and older than a minute (a
 // live taker locks its new file at once, and links or removes it at once).
@@ -152,10 +106,18 @@ func sweepNew(dir string) {
 	}
 }
 
-// path is the claim file of pane (%N).
-func (s *Set) path(pane string) string {
-	return filepath.Join(s.dir, s.server+"-"+strings.TrimPrefix(pane, "%"))
+// BusyError is the refusal of a claim another process holds.
+type BusyError struct {
+	Pane   string
+	Holder Holder
 }
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("pane %s is claimed by %s", e.Pane, e.Holder)
+}
+
+// claimKind names claim files.
+const claimKind = "claim"
 
 // Claim is a held claim. Release ends it.
 type Claim struct {
@@ -179,7 +141,7 @@ const takeTries = 16
 // lock is held, so two takers never both replace it.
 func (s *Set) Take(pane string, h Holder) (*Claim, error) {
 	h.PID, h.Since, h.Command = os.Getpid(), time.Now(), FirstLine(h.Command)
-	path := s.path(pane)
+	path := s.path(pane, claimKind)
 	fail := func(err error) (*Claim, error) {
 		return nil, fmt.Errorf("take the claim of pane %s: %w", pane, err)
 	}
@@ -314,7 +276,7 @@ func (c *Claim) Release() {
 // killed a moment ago may still be reported until its pid is reused or its
 // file taken over.
 func (s *Set) Holder(pane string) (Holder, bool) {
-	f, err := privfile.OpenNoFollow(s.path(pane), os.O_RDONLY, 0)
+	f, err := privfile.OpenNoFollow(s.path(pane, claimKind), os.O_RDONLY, 0)
 	if err != nil {
 		return Holder{}, false
 	}

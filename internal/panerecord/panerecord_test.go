@@ -1,4 +1,4 @@
-package paneclaim
+package panerecord
 
 import (
 	"bufio"
@@ -228,5 +228,43 @@ func BenchmarkTakeRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		c.Release()
+	}
+}
+
+func TestInputRecords(t *testing.T) {
+	private(t)
+	a, _ := For("/test/socket", 42)
+	b, err := For("/test/socket", 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if sent, _ := b.InputSince("%1", before); sent {
+		t.Fatal("a pane never typed into has input")
+	}
+	end, err := a.InputBegins("%1")
+	var none *Set
+	if e, err := none.InputBegins("%1"); err != nil {
+		t.Errorf("a nil Set: %v", err)
+	} else {
+		e()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent, _ := b.InputSince("%1", time.Now().Add(time.Hour)); !sent {
+		t.Error("input under way is not seen")
+	}
+	end()
+	end() // twice is fine
+	after := time.Now()
+	if sent, pid := b.InputSince("%1", before); !sent || pid != os.Getpid() {
+		t.Errorf("InputSince(before) = %v, %d; want the input of this process", sent, pid)
+	}
+	if sent, _ := b.InputSince("%1", after.Add(time.Millisecond)); sent {
+		t.Error("input that went before the time asked is reported")
+	}
+	if sent, _ := b.InputSince("%2", before); sent {
+		t.Error("another pane's input is reported")
 	}
 }
