@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,30 @@ func TestWaitForTextIgnoresTypedInput(t *testing.T) {
 			t.Errorf("%s: wait_for_text on the echo of typed text = %s (%q); want timed_out", tc.tool, got.Outcome, got.Match)
 		}
 		call(t, cs, "send_keys", map[string]any{"paneId": pane, "keys": []string{"C-u"}}, nil)
+	}
+}
+
+// A line typed while bash still runs its last command is shown twice: the terminal echoes it at
+// once, and readline draws it again after its prompt once the command ends. Neither is output.
+func TestWaitForTextIgnoresEchoShownTwice(t *testing.T) {
+	t.Parallel()
+	ts := tmuxtest.Start(t)
+	pane := bashSession(t, ts, "twice")
+	cs := connect(t, ts, Deps{Limits: Limits{Attended: "ignore"}})
+	gate := tmuxtest.ShortTempDir(t, "g") + "/go"
+	call(t, cs, "send_keys", map[string]any{"paneId": pane, "text": "sleep 1", "enter": true}, nil)
+	line := "while [ ! -e " + gate + " ]; do sleep 0.05; done; echo BUILD-DONE"
+	call(t, cs, "send_keys", map[string]any{"paneId": pane, "text": line, "enter": true}, nil)
+	ts.WaitFor(pane, func(s string) bool { return strings.Count(s, line) == 2 }) // the echo, then readline's
+	got := answer(t, waitText(cs, map[string]any{"paneId": pane, "pattern": "BUILD-DONE", "timeoutMs": 500}))
+	if got.Outcome != "timed_out" {
+		t.Errorf("wait_for_text with the typed line shown twice = %s (%q); want timed_out: BUILD-DONE was never printed", got.Outcome, got.Match)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got = answer(t, waitText(cs, map[string]any{"paneId": pane, "pattern": "BUILD-DONE", "timeoutMs": 20000}))
+	if got.Outcome != "matched" {
+		t.Errorf("wait_for_text after the gate opened = %+v; want matched", got)
 	}
 }

@@ -177,8 +177,11 @@ func (l *typedLog) noteTyped(pane, text string) {
 	l.panes[pane] = append(kept, typedEntry{lines: lines, at: now})
 }
 
-// discount removes the first occurrence of each recently typed line from
-// text: the pane's echo of it.
+// discount blanks every occurrence of each recently typed line in text: the
+// pane's echo of it. A line editor may show a line twice: the terminal
+// echoes what is typed while the shell still runs its last command, and the
+// editor, once it starts, draws its prompt and the same pending input again
+// ("cmd" then "$ cmd").
 func (l *typedLog) discount(pane, text string) string {
 	if l == nil {
 		return text
@@ -191,9 +194,7 @@ func (l *typedLog) discount(pane, text string) string {
 			continue
 		}
 		for _, line := range e.lines {
-			if i := strings.Index(text, line); i >= 0 {
-				text = text[:i] + strings.Repeat(" ", len(line)) + text[i+len(line):]
-			}
+			text = strings.ReplaceAll(text, line, strings.Repeat(" ", len(line)))
 		}
 	}
 	return text

@@ -16,4 +16,9 @@ func TestTypedLogDiscountsEcho(t *testing.T) {
 	if l.discount("%2", screen) != screen {
 		t.Error("another pane's input was discounted")
 	}
+	// Typed while the shell was busy: the terminal's echo, then the editor's redraw.
+	twice := "make build && echo done\n$ make build && echo done\nbuilding\ndone"
+	if got := l.discount("%1", twice); strings.Contains(got, "make build") || !strings.Contains(got, "\ndone") {
+		t.Errorf("discount of a line shown twice: %q; want both echoes blanked and the output kept", got)
+	}
 }
