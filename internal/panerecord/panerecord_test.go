@@ -268,3 +268,20 @@ func TestInputRecords(t *testing.T) {
 		t.Error("another pane's input is reported")
 	}
 }
+
+// BenchmarkInputBegins is what an input tool pays to record its input for other processes.
+func BenchmarkInputBegins(b *testing.B) {
+	b.Setenv("XDG_RUNTIME_DIR", b.TempDir())
+	os.Chmod(os.Getenv("XDG_RUNTIME_DIR"), 0o700)
+	set, err := For("/bench/socket", 42)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		end, err := set.InputBegins("%1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		end()
+	}
+}
