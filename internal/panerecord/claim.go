@@ -160,7 +160,10 @@ func (s *Set) Take(pane string, h Holder) (*Claim, error) {
 		}
 	}()
 	if ok, err := privfile.TryLock(f); !ok || err != nil {
-		return fail(fmt.Errorf("lock a new claim file: %v", err))
+		if err == nil {
+			err = errors.New("a new claim file was locked by another open file")
+		}
+		return fail(err)
 	}
 	if err := json.NewEncoder(f).Encode(h); err != nil {
 		return fail(err)
