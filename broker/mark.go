@@ -3,12 +3,16 @@ package broker
 import (
 	"context"
 	"log/slog"
+	"os"
+	"strconv"
 	"time"
 )
 
-// EnrolledOption is the pane option the broker sets (to 1) on a pane while its shell is
-// enrolled, and unsets when the enrollment ends, so a person can show it in pane-border-format
-// or the status line: #{?@libtmux_mcp_enrolled,[lent to tmux_run] ,}.
+// EnrolledOption is the pane option the broker sets on a pane while its shell is enrolled, to
+// the pid of the server process it is enrolled with, and unsets when the enrollment ends, so a
+// person can show it in pane-border-format or the status line
+// (#{?@libtmux_mcp_enrolled,[lent to tmux_run] ,}), and another server asked to invite the pane
+// can tell that it is lent already.
 const EnrolledOption = "@libtmux_mcp_enrolled"
 
 // markTimeout bounds one tmux call that sets or unsets EnrolledOption.
@@ -27,7 +31,7 @@ func (b *Broker) mark(pane string) {
 	sh := b.shells[pane]
 	enrolled := !b.closed && sh != nil && !sh.e.Lost()
 	b.mu.Unlock()
-	args := []string{"set-option", "-p", "-t", pane, EnrolledOption, "1"}
+	args := []string{"set-option", "-p", "-t", pane, EnrolledOption, strconv.Itoa(os.Getpid())}
 	if !enrolled {
 		args = []string{"set-option", "-p", "-u", "-t", pane, EnrolledOption}
 	}

@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,8 +88,8 @@ func TestEnrollTypedByThePersonThenTmuxRun(t *testing.T) {
 	}
 	typeEnroll(t, ts, pane)
 	e := waitEnrolled(t, p, ts, pane)
-	if got := strings.TrimSpace(ts.Run("show-options", "-p", "-v", "-t", pane, "@libtmux_mcp_enrolled")); got != "1" {
-		t.Errorf("@libtmux_mcp_enrolled = %q on the enrolled pane; want 1", got)
+	if got := strings.TrimSpace(ts.Run("show-options", "-p", "-v", "-t", pane, "@libtmux_mcp_enrolled")); got != strconv.Itoa(p.cmd.Process.Pid) {
+		t.Errorf("@libtmux_mcp_enrolled = %q on the enrolled pane; want the server's pid %d", got, p.cmd.Process.Pid)
 	}
 
 	d := data(t, e.run(t, context.Background(), map[string]any{"script": "echo lent\nexit 7"}))
@@ -207,15 +209,22 @@ func TestEnrollWhereNoServerServes(t *testing.T) {
 }
 
 // Issue 30, item 7: a second server's invitation sourced in a pane enrolled with the first is
-// refused before it changes anything: the first enrollment still serves runs.
+// refused before it changes anything: the first enrollment still serves runs. And the second
+// server, asked from the pane, does not invite it at all: the pane's mark names the first.
 func TestSecondInvitationChangesNothing(t *testing.T) {
 	t.Parallel()
 	ts := tmuxServer(t)
-	p1, p2 := lender(t, ts), lender(t, ts)
 	pane := ts.ZshSession("kept")
+	file := filepath.Join(ts.Dir, "second.zsh")
+	p1, p2 := lender(t, ts), lender(t, ts, "--enroll-pane", pane+"="+file)
+	if _, ok := p2.stderr.line("source "+file, 30*time.Second); !ok {
+		t.Fatalf("no invitation from the second server on stderr:\n%s", p2.stderr)
+	}
 	typeEnroll(t, ts, pane, "--server", strconv.Itoa(p1.cmd.Process.Pid))
 	e := waitEnrolled(t, p1, ts, pane)
 	typeEnroll(t, ts, pane, "--server", strconv.Itoa(p2.cmd.Process.Pid))
+	ts.WaitForText(pane, fmt.Sprintf("pane %s is lent to the tmux_run of libtmux-mcp process %d already", pane, p1.cmd.Process.Pid))
+	ts.Type(pane, "source "+file, true)
 	ts.WaitForText(pane, "this shell is already enrolled")
 	d := data(t, e.run(t, context.Background(), map[string]any{"script": "echo first"}))
 	if got := d["stdout"].(map[string]any)["data"]; got != "first\n" {

@@ -71,13 +71,14 @@ func newNonce() string {
 // Displayed evaluates each of the format variables names for target (a
 // pane, window or session id; empty for tmux's default target) with one
 // display-message and returns their values in order. Names must be plain
-// variable names (lower-case letters, digits and underscores): this builds
-// #{name} itself and never takes a format from its caller.
+// variable names (lower-case letters, digits and underscores), or a user
+// option's (@ and such a name): this builds #{name} itself and never takes
+// a format from its caller.
 func (c *Client) Displayed(ctx context.Context, target string, names []string) ([]string, error) {
 	sep := "<v" + newNonce() + ">"
 	var f strings.Builder
 	for i, n := range names {
-		if !ValidVariableName(n) {
+		if !ValidVariableName(strings.TrimPrefix(n, "@")) {
 			return nil, fmt.Errorf("%q is not a format variable name", n)
 		}
 		if i > 0 {

@@ -21,6 +21,7 @@ const (
 	reasonNoPane        = "no-pane"
 	reasonNotForeground = "not-foreground"
 	reasonNotZsh        = "not-zsh"
+	reasonLentElsewhere = "lent-elsewhere"
 	reasonFailed        = "failed"
 )
 

@@ -140,9 +140,14 @@ func (s *Server) enroll(ctx context.Context, peer peercred.Peer, m message) answ
 	if !tmux.ValidPaneID(m.Pane) {
 		return refuse(reasonBadRequest, "%q is not a pane id such as %%3", m.Pane)
 	}
-	vals, err := s.Client.Displayed(ctx, m.Pane, []string{"pane_id", "pane_pid", "pane_tty", "pane_dead"})
-	if err != nil || len(vals) != 4 || vals[0] != m.Pane {
+	vals, err := s.Client.Displayed(ctx, m.Pane, []string{"pane_id", "pane_pid", "pane_tty", "pane_dead", broker.EnrolledOption})
+	if err != nil || len(vals) != 5 || vals[0] != m.Pane {
 		return refuse(reasonNoPane, "tmux has no pane %s", m.Pane)
+	}
+	// A pane another live server's tmux_run holds is not invited again (its mark is that
+	// server's pid); a mark left by a server that is gone is no one's.
+	if other, _ := strconv.Atoi(vals[4]); other > 0 && other != os.Getpid() && isServer(other) {
+		return refuse(reasonLentElsewhere, "pane %s is lent to the tmux_run of libtmux-mcp process %d already; run libtmux_mcp_unenroll in it first, then run this command again (libtmux-mcp status lists the servers)", m.Pane, other)
 	}
 	shellPID, _ := strconv.Atoi(vals[1])
 	if vals[3] == "1" || shellPID <= 0 {
@@ -190,6 +195,12 @@ func (s *Server) enroll(ctx context.Context, peer peercred.Peer, m message) answ
 	}
 	s.Log.Info("tmux_run pane invited on request", slog.String("pane", m.Pane), slog.Int("pid", peer.PID))
 	return answer{OK: true, File: file, LifetimeMS: lifetime.Milliseconds()}
+}
+
+// isServer reports whether process pid is alive and runs libtmux-mcp.
+func isServer(pid int) bool {
+	st, err := peercred.ReadStat(pid)
+	return err == nil && strings.HasPrefix(st.Comm, "libtmux-mcp")
 }
 
 // status reports the registry's panes and their recent runs.
