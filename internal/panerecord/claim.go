@@ -185,7 +185,10 @@ func (s *Set) Take(pane string, h Holder) (*Claim, error) {
 		case gone == nil && held.PID != 0:
 			return nil, &BusyError{Pane: pane, Holder: held}
 		case gone == nil:
-			continue // released or being taken over while we looked
+			// Released, or being taken over, while we looked: a moment's wait lets a taker
+			// that was descheduled finish.
+			time.Sleep(takeBackoff)
+			continue
 		}
 		// gone's lock is ours: no one else can replace its file now.
 		err = os.Rename(tmp, path)
@@ -202,6 +205,9 @@ func (s *Set) Take(pane string, h Holder) (*Claim, error) {
 	}
 	return fail(fmt.Errorf("its file changed hands %d times while it was taken; try again", takeTries))
 }
+
+// takeBackoff is Take's wait before it looks again at a file that changed hands.
+const takeBackoff = 100 * time.Microsecond
 
 // newInfix marks the name of a claim file not yet linked to its pane's.
 const newInfix = ".new-"
