@@ -76,7 +76,7 @@ func TestOneClaimPerPaneAcrossProcesses(t *testing.T) {
 
 	// a dies mid-run; its sleep goes on in the pane until the person stops it.
 	a.cmd.Process.Signal(syscall.SIGKILL)
-	a.cmd.Wait()
+	a.waitExit(20 * time.Second) // the client's transport reaps it
 	ts.Run("send-keys", "-t", pane, "C-c")
 	ts.WaitFor(pane, func(s string) bool { return strings.HasSuffix(strings.TrimSpace(s), "%") })
 	obj, text = b.answer("run_shell_command", map[string]any{"paneId": pane, "command": "echo took-over"})
