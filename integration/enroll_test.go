@@ -226,6 +226,10 @@ func TestSecondInvitationChangesNothing(t *testing.T) {
 	ts.WaitForText(pane, fmt.Sprintf("pane %s is lent to the tmux_run of libtmux-mcp process %d already", pane, p1.cmd.Process.Pid))
 	ts.Type(pane, "source "+file, true)
 	ts.WaitForText(pane, "this shell is already enrolled")
+	// The command line detached the shell's connection; the prompt after it attaches a new one.
+	sh := shellPID(t, e)
+	tmuxtest.Eventually(t, 20*time.Second, "the enrolled shell's prompt attaching its connection again", func() bool { return holdsSocket(sh) },
+		func() string { return "the pane shows:\n" + ts.Capture(pane) })
 	d := data(t, e.run(t, context.Background(), map[string]any{"script": "echo first"}))
 	if got := d["stdout"].(map[string]any)["data"]; got != "first\n" {
 		t.Errorf("the first server's run after the second invitation: stdout %q", got)
