@@ -72,7 +72,7 @@ func child(mode string) int {
 }
 
 // private gives the test a private runtime directory of its own.
-func private(t *testing.T) {
+func private(t testing.TB) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	if err := os.Chmod(os.Getenv("XDG_RUNTIME_DIR"), 0o700); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestTakeRefuseRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := For("/test/socket", 42)
+	b := mustFor(t, "/test/socket", 42)
 	c, err := a.Take("%1", Holder{Tool: "run_shell_command", Command: "make test\nsecond line", Handle: "rsc-1"})
 	if err != nil || c.Gone != nil {
 		t.Fatalf("Take on a free pane: %v, gone %v", err, c.Gone)
@@ -108,7 +108,7 @@ func TestTakeRefuseRelease(t *testing.T) {
 	} else {
 		c2.Release()
 	}
-	other, _ := For("/test/socket", 43)
+	other := mustFor(t, "/test/socket", 43)
 	if c3, err := other.Take("%1", Holder{}); err != nil {
 		t.Errorf("Take on another server's pane: %v", err)
 	} else {
@@ -142,7 +142,7 @@ func TestKilledHolderIsTakenOver(t *testing.T) {
 	if line != "held\n" {
 		t.Fatalf("child: %q, %v", line, err)
 	}
-	set, _ := For("/test/socket", 42)
+	set := mustFor(t, "/test/socket", 42)
 	var busy *BusyError
 	if _, err := set.Take("%1", Holder{}); !errors.As(err, &busy) || busy.Holder.PID != cmd.Process.Pid {
 		t.Fatalf("Take while the child holds: %v; want busy naming pid %d", err, cmd.Process.Pid)
@@ -216,12 +216,7 @@ func TestPrivateDirectoryRequired(t *testing.T) {
 
 // BenchmarkTakeRelease is what a run pays for its claim: taking a free pane's and releasing it.
 func BenchmarkTakeRelease(b *testing.B) {
-	b.Setenv("XDG_RUNTIME_DIR", b.TempDir())
-	os.Chmod(os.Getenv("XDG_RUNTIME_DIR"), 0o700)
-	set, err := For("/bench/socket", 42)
-	if err != nil {
-		b.Fatal(err)
-	}
+	set := benchSet(b)
 	for b.Loop() {
 		c, err := set.Take("%1", Holder{Tool: "run_shell_command", Command: "true"})
 		if err != nil {
@@ -233,7 +228,7 @@ func BenchmarkTakeRelease(b *testing.B) {
 
 func TestInputRecords(t *testing.T) {
 	private(t)
-	a, _ := For("/test/socket", 42)
+	a := mustFor(t, "/test/socket", 42)
 	b, err := For("/test/socket", 42)
 	if err != nil {
 		t.Fatal(err)
@@ -271,12 +266,7 @@ func TestInputRecords(t *testing.T) {
 
 // BenchmarkInputBegins is what an input tool pays to record its input for other processes.
 func BenchmarkInputBegins(b *testing.B) {
-	b.Setenv("XDG_RUNTIME_DIR", b.TempDir())
-	os.Chmod(os.Getenv("XDG_RUNTIME_DIR"), 0o700)
-	set, err := For("/bench/socket", 42)
-	if err != nil {
-		b.Fatal(err)
-	}
+	set := benchSet(b)
 	for b.Loop() {
 		end, err := set.InputBegins("%1")
 		if err != nil {
@@ -284,4 +274,20 @@ func BenchmarkInputBegins(b *testing.B) {
 		}
 		end()
 	}
+}
+
+// benchSet is a Set in a private runtime directory of the benchmark's own.
+func benchSet(b *testing.B) *Set {
+	private(b)
+	return mustFor(b, "/bench/socket", 42)
+}
+
+// mustFor is For, failing the test on an error.
+func mustFor(t testing.TB, socket string, serverPID int) *Set {
+	t.Helper()
+	set, err := For(socket, serverPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
