@@ -107,7 +107,7 @@ func (h shellHost) Allowed(pane string, serverPID int, generation string) bool {
 
 func (h shellHost) InputTo(pane string) func() { return h.s.inputTo(pane) }
 
-func (h shellHost) Claims() *panerecord.Set { return h.s.paneRecords() }
+func (h shellHost) PaneRecords() *panerecord.Set { return h.s.paneRecords() }
 
 func (h shellHost) Explain(ctx context.Context, err error, pane string) error {
 	return h.s.explain(ctx, err, "pane", pane)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/panerecord"
-
 	"github.com/libtmux/libtmux-mcp/internal/readbudget"
 	"github.com/libtmux/libtmux-mcp/live"
 	"github.com/libtmux/libtmux-mcp/tmux"
@@ -72,9 +71,10 @@ type Host interface {
 	View(ctx context.Context, pane string) (v *live.View, release func(), err error)
 	// Watch wakes on changes that may end pane, in session.
 	Watch(ctx context.Context, session, pane string) Watch
-	// Claims is the tmux server's pane claims, shared with every other
-	// process; nil when this process keeps its claims to itself.
-	Claims() *panerecord.Set
+	// PaneRecords is the tmux server's pane records (claims and input),
+	// shared with every other process; nil when this process keeps them to
+	// itself.
+	PaneRecords() *panerecord.Set
 }
 
 // Deps are what an Engine is built from.
@@ -205,7 +205,7 @@ func (e *Engine) Run(ctx context.Context, in Request) (Result, error) {
 // for another reason than another holder is logged, and the run goes on
 // with this process's own claim.
 func (e *Engine) claimAcross(run *shellRun) (took string, err error) {
-	set := e.host.Claims()
+	set := e.host.PaneRecords()
 	if set == nil {
 		return "", nil
 	}
