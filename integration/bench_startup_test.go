@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,12 +35,30 @@ func BenchmarkStartupToToolsList(b *testing.B) {
 	var peerSamples []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		keepServing(b, ts)
 		samples = append(samples, startupToToolsList(b, env, ours))
 		if peer != nil {
+			keepServing(b, ts)
 			peerSamples = append(peerSamples, startupToToolsList(b, env, peer))
 		}
 	}
 	reportStartup(b, "start-up to the first tools/list", samples, peerSamples, strings.Join(peer, " "))
+}
+
+// keepServing makes sure, untimed, that the tmux server runs and holds the
+// session "s" before a server under test starts: what is measured is a
+// start on a running tmux server. A peer may end the tmux server when it
+// exits (Kcrong/tmux-mcp runs kill-server at shutdown, even on a socket it
+// was given); the next start would then find none and start one, a
+// different and slower path, and every start after it too.
+func keepServing(b *testing.B, ts *tmuxtest.Server) {
+	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
+	if _, err := ts.Client.Run(context.Background(), "has-session", "-t", "=s"); err == nil {
+		return
+	}
+	ts.NewSession("s", "sleep", "3600") // something to list
 }
 
 // reportStartup reports ours' latency and, when a peer ran, the peer's
@@ -118,7 +137,6 @@ func startupTo(b *testing.B, env, argv []string, tool string) time.Duration {
 // reports both medians and their ratio from that one run.
 func BenchmarkStartupToFirstCall(b *testing.B) {
 	ts := tmuxServer(b)
-	ts.NewSession("s", "sleep", "3600") // something to list
 	env := cleanEnv(b, shortTempDir(b))
 	ours := append([]string{build(b).server}, "--socket", ts.Socket)
 	peer := benchPeer(ts.Socket)
@@ -131,10 +149,13 @@ func BenchmarkStartupToFirstCall(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if peer != nil && i%2 == 1 {
+			keepServing(b, ts)
 			peerSamples = append(peerSamples, startupTo(b, env, peer, peerTool))
 		}
+		keepServing(b, ts)
 		samples = append(samples, startupTo(b, env, ours, "list_sessions"))
 		if peer != nil && i%2 == 0 {
+			keepServing(b, ts)
 			peerSamples = append(peerSamples, startupTo(b, env, peer, peerTool))
 		}
 	}
