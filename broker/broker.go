@@ -243,7 +243,7 @@ type Broker struct {
 	markMu  sync.Mutex // serializes mark
 	mu      sync.Mutex
 	shells  map[string]*shell      // by pane
-	runs    map[string]*run        // by run id, while waiting for SPAWN
+	runs    map[string]*run        // by run id, while waiting for the shell's STATE (and SPAWN)
 	busy    map[string]bool        // panes with a run in flight
 	history map[string][]RunRecord // by pane: the last MaxHistory runs
 	wg      sync.WaitGroup         // connection goroutines
@@ -390,6 +390,8 @@ func (b *Broker) handle(conn *net.UnixConn) {
 		b.attach(conn, r, peer, f[1])
 	case len(f) == 3 && f[0] == WordSpawn:
 		b.spawn(conn, r, src, peer, f[1], f[2])
+	case len(f) == 4 && f[0] == WordState:
+		b.state(conn, r, peer, f[1], f[2], f[3])
 	case len(f) == 2 && f[0] == WordBye:
 		peer.Close()
 		if sh := b.shellByID(f[1]); sh != nil && b.isEnrolledProcess(sh.e, peer) {

@@ -17,11 +17,14 @@ import (
 	"github.com/libtmux/libtmux-mcp/helper/job"
 )
 
-// run is a run waiting for its new helper's SPAWN connection.
+// run is a run the shell was asked about, waiting for the shell's STATE connection and, when
+// it was asked to start a helper, the helper's SPAWN connection.
 type run struct {
-	id    string
-	e     *enroll.Enrollment
-	spawn chan *spawnConn
+	id     string
+	e      *enroll.Enrollment
+	helper bool // HELPER was asked: a SPAWN is expected
+	state  chan reply
+	spawn  chan *spawnConn
 }
 
 type spawnConn struct {
@@ -37,17 +40,20 @@ func (b *Broker) spawn(conn *net.UnixConn, r *bufio.Reader, src *onlyFrom, peer 
 	src.handOver() // from here on the helper writes (its records)
 	b.mu.Lock()
 	rn := b.runs[runID]
-	ok := rn != nil && rn.e.ID == eid && b.isEnrolledProcess(rn.e, peer)
-	if ok {
-		delete(b.runs, runID)
+	taken := false
+	if rn != nil && rn.helper && rn.e.ID == eid && b.isEnrolledProcess(rn.e, peer) {
+		// Sent under the lock: once ask removed the run, nothing more arrives for it.
+		select {
+		case rn.spawn <- &spawnConn{conn: conn, r: r}:
+			taken = true
+		default: // a second SPAWN for the run
+		}
 	}
 	b.mu.Unlock()
-	if !ok {
+	if !taken {
 		job.WriteCancel(conn)
 		conn.Close()
-		return
 	}
-	rn.spawn <- &spawnConn{conn: conn, r: r}
 }
 
 // dispatch asks the shell, on the connection of the prompt it shows, whether the run may start
@@ -181,30 +187,16 @@ func environment(env []string) []string {
 // refusal means nothing was sent and nothing will run.
 func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needHelper bool) (reply, *spawnConn, *refusal) {
 	pane := sh.e.Pane
-	var rn *run
 	word := WordRun
 	if needHelper {
 		word = WordHelper
-		rn = &run{id: id, e: sh.e, spawn: make(chan *spawnConn, 1)}
-		b.mu.Lock()
-		b.runs[id] = rn
-		b.mu.Unlock()
 	}
+	rn := &run{id: id, e: sh.e, helper: needHelper, state: make(chan reply, 1), spawn: make(chan *spawnConn, 1)}
+	b.mu.Lock()
+	b.runs[id] = rn
+	b.mu.Unlock()
 	abandon := func() {
-		if rn == nil {
-			return
-		}
-		b.mu.Lock()
-		delete(b.runs, id)
-		b.mu.Unlock()
-		// A helper that connected just before the run gave up is told to
-		// run nothing.
-		select {
-		case sc := <-rn.spawn:
-			job.WriteCancel(sc.conn)
-			sc.conn.Close()
-		default:
-		}
+		b.endAsk(rn)
 	}
 	var spawned *spawnConn
 	abort := func(r *refusal) (reply, *spawnConn, *refusal) {
@@ -223,13 +215,13 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 	}
 	deadline := time.NewTimer(b.cfg.ShellAnswer)
 	defer deadline.Stop()
-	var rep reply
-	var spawnCh chan *spawnConn
-	if rn != nil {
-		spawnCh = rn.spawn
-	}
+	var state *reply
+	stateCh, spawnCh := rn.state, rn.spawn
 	gone := p.gone
-	for agreed := false; !agreed || (needHelper && spawned == nil); {
+	// The shell agrees with GO on the prompt's connection after it sent its STATE on a
+	// connection of its own (see state.go) and, for HELPER, started the helper: the run waits
+	// for all three, whichever comes first.
+	for agreed := false; !agreed || state == nil || (needHelper && spawned == nil); {
 		select {
 		case r := <-p.replies:
 			if r.id != id {
@@ -239,19 +231,25 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 			case WordBusy:
 				return abort(refused(CodeShellBusy, fmt.Sprintf("the zsh in pane %s is not idle at an empty prompt (typed text, a continuation line or a menu); nothing was sent — ask the person, or try again once the line is empty", pane)))
 			case WordFail:
-				return abort(refused(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s could not start the helper: %s; is the broker socket still there?", pane, strings.Join(r.fields[2:], " "))))
+				return abort(refused(CodeSpawnFailed, failMessage(pane, r.fields[2:])))
 			case WordGo:
-				rep, agreed = r, true
+				agreed = true
 			}
+		case r := <-stateCh:
+			state, stateCh = &r, nil
 		case spawned = <-spawnCh:
 			spawnCh = nil
 		case <-gone:
-			// After GO the shell may start a command at once; the helper may still come.
+			// After GO the shell may start a command at once; its state and the helper may
+			// still be on their way.
 			gone = nil
 			if !agreed {
 				return abort(refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt before it answered (a command started); nothing was sent — retry when the prompt is back", pane)))
 			}
 		case <-deadline.C:
+			if agreed && state == nil {
+				return abort(refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s was said to agree, but its directory and environment never came from the shell itself (another process holding the prompt's connection may have answered for it); nothing was sent — retry when the prompt is back", pane)))
+			}
 			if agreed {
 				return abort(refused(CodeSpawnFailed, fmt.Sprintf("the zsh in pane %s said it started the helper, but the helper never connected (is libtmux-mcp-helper installed and runnable?)", pane)))
 			}
@@ -262,10 +260,31 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 			return abort(refused(CodeCancelled, "cancelled before the shell answered; nothing was sent"))
 		}
 	}
-	if rn != nil {
-		b.mu.Lock()
-		delete(b.runs, id)
-		b.mu.Unlock()
+	b.endAsk(rn)
+	return *state, spawned, nil
+}
+
+// endAsk ends the wait for rn's connections: a helper that connected for it and was not
+// taken (the run gave up, or a second SPAWN) is told to run nothing.
+func (b *Broker) endAsk(rn *run) {
+	b.mu.Lock()
+	delete(b.runs, rn.id)
+	b.mu.Unlock()
+	select {
+	case sc := <-rn.spawn:
+		job.WriteCancel(sc.conn)
+		sc.conn.Close()
+	default:
 	}
-	return rep, spawned, nil
+}
+
+// failMessage is the refusal's message for the shell's FAIL <run_id> <reason>.
+func failMessage(pane string, reason []string) string {
+	switch strings.Join(reason, " ") {
+	case FailConnect:
+		return fmt.Sprintf("the zsh in pane %s could not open a connection to the broker's socket; is it still there? Nothing was sent", pane)
+	case FailSpawn:
+		return fmt.Sprintf("the zsh in pane %s could not start the helper (fork failed?); nothing was sent", pane)
+	}
+	return fmt.Sprintf("the zsh in pane %s could not start the run: %s; nothing was sent", pane, strings.Join(reason, " "))
 }

@@ -2,16 +2,12 @@ package broker
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/broker/privfile"
@@ -47,12 +43,12 @@ type shell struct {
 type prompt struct {
 	conn    *net.UnixConn
 	r       *bufio.Reader
-	replies chan reply    // GO, BUSY, FAIL and ERR lines
+	replies chan reply    // GO, BUSY, FAIL and ERR lines (a GO's state comes apart: STATE)
 	gone    chan struct{} // closed when the connection ends
 }
 
-// reply is one answer from the shell. For GO, dir and env are the shell's $PWD and exported
-// environment at that moment.
+// reply is one answer from the shell. For STATE, dir and env are the shell's $PWD and exported
+// environment at the moment it agreed to a run.
 type reply struct {
 	word, id string
 	fields   []string
@@ -120,24 +116,17 @@ func (b *Broker) readPrompt(sh *shell, p *prompt) {
 			b.logForeign(err, sh.e.Pane)
 			return
 		}
-		rep, n, verdict := parseReply(line)
+		rep, verdict := parseReply(line)
 		switch verdict {
 		case replyBadGo:
-			b.cfg.Log.Warn("tmux_run shell sent a malformed GO", slog.String("pane", sh.e.Pane), slog.String("line", line))
+			// A GO with more fields is how answers looked when they carried the shell's state
+			// on this connection, where another process holding it could write one (as root,
+			// with credentials naming the shell): the connection is dropped.
+			b.cfg.Log.Warn("tmux_run shell sent a malformed GO; the prompt's connection is dropped", slog.String("pane", sh.e.Pane), slog.String("line", line))
 			return
 		case replyUnknown:
 			b.cfg.Log.Warn("tmux_run shell said something unexpected", slog.String("pane", sh.e.Pane), slog.String("line", line))
 			continue
-		}
-		if n > 0 {
-			payload := make([]byte, n)
-			p.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-			_, err = io.ReadFull(p.r, payload)
-			p.conn.SetReadDeadline(time.Time{})
-			if err != nil {
-				return
-			}
-			rep.dir, rep.env = parseGoPayload(payload)
 		}
 		select {
 		case p.replies <- rep:
@@ -148,14 +137,13 @@ func (b *Broker) readPrompt(sh *shell, p *prompt) {
 
 // What parseReply made of a line.
 const (
-	replyOK      = iota // an answer; a GO's payload follows
-	replyBadGo          // a GO without a payload length in range: the connection is dropped
+	replyOK      = iota // an answer
+	replyBadGo          // a GO with other fields than its run id: the connection is dropped
 	replyUnknown        // not an answer: the line is ignored
 )
 
-// parseReply reads one line the shell sent on a prompt connection (without its \n). For GO, n
-// is the length of the payload that follows the line; for other answers it is 0.
-func parseReply(line string) (rep reply, n int, verdict int) {
+// parseReply reads one line the shell sent on a prompt connection (without its \n).
+func parseReply(line string) (rep reply, verdict int) {
 	f := strings.Split(line, " ")
 	rep = reply{word: f[0], fields: f}
 	if len(f) > 1 {
@@ -163,29 +151,14 @@ func parseReply(line string) (rep reply, n int, verdict int) {
 	}
 	switch f[0] {
 	case WordGo:
-		n = -1
-		if len(f) == 3 {
-			n, _ = strconv.Atoi(f[2])
+		if len(f) != 2 || f[1] == "" {
+			return rep, replyBadGo
 		}
-		if n < 1 || n > job.MaxDir+1+job.MaxEnv {
-			return rep, 0, replyBadGo
-		}
-		return rep, n, replyOK
+		return rep, replyOK
 	case WordBusy, WordFail, WordErr:
-		return rep, 0, replyOK
+		return rep, replyOK
 	}
-	return rep, 0, replyUnknown
-}
-
-// parseGoPayload splits a GO payload: $PWD NUL NAME=value NUL ...
-func parseGoPayload(payload []byte) (dir string, env []string) {
-	d, rest, _ := bytes.Cut(payload, []byte{0})
-	if len(rest) > 0 {
-		for _, kv := range bytes.Split(rest, []byte{0}) {
-			env = append(env, string(kv))
-		}
-	}
-	return string(d), env
+	return rep, replyUnknown
 }
 
 // watchShell marks the enrollment lost when the shell process exits. EOF on a connection is no

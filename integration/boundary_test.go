@@ -110,12 +110,7 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 	tmuxtest.WaitFile(t, mark+".fd", func() string {
 		return fmt.Sprintf("the pane shows:\n%s\nserver stderr:\n%s", e.ts.Capture(e.pane), e.p.stderr)
 	})
-	e.ts.Type(e.pane, "read x", true)
-	// preexec closed the shell's own copy: the shell has left its prompt for the read builtin.
-	sh := shellPID(t, e)
-	tmuxtest.Eventually(t, 10*time.Second, "the shell closing its socket after read x was typed", func() bool { return !holdsSocket(sh) },
-		func() string { return "the pane shows:\n" + e.ts.Capture(e.pane) })
-	t.Cleanup(func() { e.ts.Run("send-keys", "-t", e.pane, "C-c") })
+	e.leavePromptForRead(t)
 	obj := e.run(t, context.Background(), map[string]any{"script": `printf %s "${FORGED-none}"`})
 	if obj["ok"] == true {
 		t.Fatalf("a forged answer ran the script: %v", obj["data"])
@@ -126,6 +121,19 @@ func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
 	} else if _, ok := e.p.stderr.line("not the enrolled shell", 10*time.Second); !ok {
 		t.Errorf("the forged answer was not logged as such; stderr:\n%s", e.p.stderr)
 	}
+}
+
+// leavePromptForRead types `read x` in the enrolled pane and waits until the shell has closed
+// its own copy of the prompt's connection (preexec): it waits in the read builtin, with no
+// foreground job, so only the writer of an answer tells the shell from a process holding the
+// connection. C-c ends the read when the test ends.
+func (e *enrolled) leavePromptForRead(t *testing.T) {
+	t.Helper()
+	e.ts.Type(e.pane, "read x", true)
+	sh := shellPID(t, e)
+	tmuxtest.Eventually(t, 10*time.Second, "the shell closing its socket after read x was typed", func() bool { return !holdsSocket(sh) },
+		func() string { return "the pane shows:\n" + e.ts.Capture(e.pane) })
+	t.Cleanup(func() { e.ts.Run("send-keys", "-t", e.pane, "C-c") })
 }
 
 // When the helper is SIGKILLed during a run, the broker stops the script's process group itself

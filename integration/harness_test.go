@@ -26,6 +26,9 @@ const protocolVersion = "2025-11-25"
 const callTimeout = 60 * time.Second
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(forgerEnv); mode != "" {
+		os.Exit(forgerMain(mode))
+	}
 	tmuxtest.WaitingParallel()
 	code := m.Run()
 	testbin.Cleanup()

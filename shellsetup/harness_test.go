@@ -467,21 +467,29 @@ func (b *broker) reattach(eid string) *conn {
 	return c
 }
 
-// expectGo reads a GO answer for id and returns the directory and environment it carries.
-func (c *conn) expectGo(id string) (dir string, env map[string]string) {
-	c.t.Helper()
-	f := strings.Fields(c.line())
-	if len(f) != 3 || f[0] != "GO" || f[1] != id {
-		c.t.Fatalf("the shell said %q; want GO %s <n>", f, id)
+// expectGo accepts the STATE connection of run id of enrollment eid, checks that the shell's
+// own process opened it (SO_PEERCRED) and closed it after the state, then reads the GO on the
+// prompt's connection c. It returns the directory and environment the state carries.
+func (b *broker) expectGo(c *conn, eid, id string, shellPID int) (dir string, env map[string]string) {
+	b.t.Helper()
+	st := b.accept()
+	f := strings.Fields(st.line())
+	if len(f) != 4 || f[0] != "STATE" || f[1] != eid || f[2] != id {
+		b.t.Fatalf("the state connection said %q; want STATE %s %s <n>", f, eid, id)
 	}
-	n, err := strconv.Atoi(f[2])
+	if got := st.peerPID(); got != shellPID {
+		b.t.Errorf("STATE connection's SO_PEERCRED pid %d; want the shell's %d", got, shellPID)
+	}
+	n, err := strconv.Atoi(f[3])
 	if err != nil {
-		c.t.Fatal(err)
+		b.t.Fatal(err)
 	}
 	payload := make([]byte, n)
-	if _, err := io.ReadFull(c.r, payload); err != nil {
-		c.t.Fatalf("GO payload of %d bytes: %v", n, err)
+	if _, err := io.ReadFull(st.r, payload); err != nil {
+		b.t.Fatalf("STATE payload of %d bytes: %v", n, err)
 	}
+	st.eof()
+	c.expect("GO " + id)
 	parts := strings.Split(string(payload), "\x00")
 	env = map[string]string{}
 	for _, kv := range parts[1:] {

@@ -23,8 +23,13 @@ if [[ -n ${_libtmux_mcp_eid-} ]]; then \builtin print -ru2 -- 'tmux_run enrollme
 #   reads each write's sender (SO_PASSCRED) and drops a connection a child wrote on, so a
 #   descriptor a child inherited (a job, a $(...) in the prompt) cannot answer for the shell.
 #   on it       broker: RUN <run_id> | HELPER <run_id> (start a resident helper first)
-#               shell:  GO <run_id> <n>\n + n bytes: $PWD NUL NAME=value NUL ... (exported)
+#               shell:  GO <run_id>, once STATE was sent (and, for HELPER, the helper started)
 #                       | BUSY <run_id> | FAIL <run_id> connect | FAIL <run_id> spawn | ERR bad-request
+#   state       shell: STATE <id> <run_id> <n>\n + n bytes: $PWD NUL NAME=value NUL ... (exported)
+#               on a new connection, closed at once: the broker takes it only from a connection
+#               this shell's own process opened (SO_PEERCRED, which no process can choose; the
+#               credentials of a write can be forged by root), so a child holding the prompt's
+#               connection cannot give the run a directory or environment of its own.
 #   helper      shell: SPAWN <id> <run_id> (for HELPER), then the resident helper owns it as fd 3
 #   unenroll    shell: BYE <id> on a new connection
 #   liveness    the shell holds <socket dir>/live-<id> open for writing, close-on-exec: `exec zsh`
@@ -164,7 +169,7 @@ _libtmux_mcp_on_fd() {
 # One request from the broker (the handler -> here -> the probe widget: funcstack is 3 deep).
 _libtmux_mcp_request() {
   builtin emulate -L zsh -o extended_glob -o no_bg_nice -o no_multibyte
-  local id nfd name payload
+  local id nfd sfd name payload
   local -a env
   if [[ $1 == RUN\ [0-9a-f](#c32) ]]; then
     id=${1#RUN }
@@ -210,7 +215,17 @@ _libtmux_mcp_request() {
     env+=("$name=${(P)name}")
   done
   payload=$PWD$'\0'${(pj:\0:)env}
-  builtin syswrite -o $_libtmux_mcp_fd "GO $id ${#payload}"$'\n'"$payload" 2>/dev/null
+  if ! _libtmux_mcp_connect sfd 2>/dev/null; then
+    _libtmux_mcp_send "FAIL $id connect"
+    return 0
+  fi
+  if ! builtin syswrite -o $sfd "STATE $_libtmux_mcp_eid $id ${#payload}"$'\n'"$payload" 2>/dev/null; then
+    { exec {sfd}<&- } 2>/dev/null
+    _libtmux_mcp_send "FAIL $id connect"
+    return 0
+  fi
+  { exec {sfd}<&- } 2>/dev/null
+  _libtmux_mcp_send "GO $id"
   return 0
 }
 

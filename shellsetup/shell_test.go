@@ -105,16 +105,16 @@ func TestRunWhenIdle(t *testing.T) {
 	id := runID(1)
 	c.send("HELPER " + id)
 	sc, hpid := b.helperConn(eid, id, s.pid)
-	dir, env := c.expectGo(id)
+	dir, env := b.expectGo(c, eid, id, s.pid)
 	if want := s.paneFormat("#{pane_current_path}"); dir != want {
-		t.Errorf("GO directory %q; want %q", dir, want)
+		t.Errorf("STATE directory %q; want %q", dir, want)
 	}
 	if env["HISTFILE"] != "" || env["PATH"] != os.Getenv("PATH") || env["LANG"] != "C.UTF-8" {
-		t.Errorf("GO environment: HISTFILE %q (not exported), PATH %q, LANG %q; want only exported variables", env["HISTFILE"], env["PATH"], env["LANG"])
+		t.Errorf("STATE environment: HISTFILE %q (not exported), PATH %q, LANG %q; want only exported variables", env["HISTFILE"], env["PATH"], env["LANG"])
 	}
 	// A plain RUN needs no helper: just GO.
 	c.send("RUN " + runID(2))
-	c.expectGo(runID(2))
+	b.expectGo(c, eid, runID(2), s.pid)
 	if written := stop(); written != "" {
 		t.Errorf("the run wrote %q to the terminal; want nothing", written)
 	}
@@ -168,7 +168,7 @@ func TestBusyWhileTyping(t *testing.T) {
 	id = runID(4)
 	c.send("HELPER " + id)
 	b.helperConn(eid, id, s.pid)
-	c.expectGo(id)
+	b.expectGo(c, eid, id, s.pid)
 }
 
 // 4. A PS2 continuation line is busy; once the command runs, the connection closes, and the next
@@ -372,7 +372,7 @@ func TestSourcedTwiceRefuses(t *testing.T) {
 	id := runID(7)
 	c.send("HELPER " + id)
 	b.helperConn(eid, id, s.pid)
-	c.expectGo(id)
+	b.expectGo(c, eid, id, s.pid)
 }
 
 // Malformed requests get ERR bad-request and change nothing; with the
@@ -403,7 +403,7 @@ func TestBadRequestsAndUnreachableBroker(t *testing.T) {
 	// Two requests in one write are both served, in order.
 	c.send("HELPER " + runID(8) + "\nRUN")
 	b.helperConn(eid, runID(8), s.pid)
-	c.expectGo(runID(8))
+	b.expectGo(c, eid, runID(8), s.pid)
 	c.expect("ERR bad-request")
 	if written := stop(); written != "" {
 		t.Errorf("wrote %q to the terminal; want nothing", written)
@@ -457,7 +457,7 @@ func TestHostileShellSettings(t *testing.T) {
 	id := runID(2)
 	c.send("HELPER " + id)
 	b.helperConn(eid, id, s.pid)
-	c.expectGo(id)
+	b.expectGo(c, eid, id, s.pid)
 	if written := stop(); written != "" {
 		t.Errorf("the run wrote %q to the terminal", written)
 	}

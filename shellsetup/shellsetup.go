@@ -6,7 +6,8 @@
 // file Create made.
 //
 // setup.zsh speaks the shell side of the line protocol described at its
-// top (HELLO/OK/NO, ATTACH, RUN/HELPER answered by GO/BUSY/FAIL, SPAWN,
+// top (HELLO/OK/NO, ATTACH, RUN/HELPER answered by STATE and GO or by
+// BUSY/FAIL, SPAWN,
 // BYE); package broker keeps the table of its words and checks this file
 // against it. This package never talks to a shell or a broker.
 package shellsetup
