@@ -26,8 +26,8 @@ const protocolVersion = "2025-11-25"
 const callTimeout = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(forgerEnv); mode != "" {
-		os.Exit(forgerMain(mode))
+	if code, ok := asForger(); ok {
+		os.Exit(code)
 	}
 	tmuxtest.WaitingParallel()
 	code := m.Run()

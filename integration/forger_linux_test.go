@@ -36,6 +36,16 @@ const (
 	forgeOwnConnectionPlain = "own-connection-plain"
 )
 
+// asForger runs this test binary as the forger when forgerEnv is set (from TestMain), and
+// reports its exit status.
+func asForger() (int, bool) {
+	mode := os.Getenv(forgerEnv)
+	if mode == "" {
+		return 0, false
+	}
+	return forgerMain(mode), true
+}
+
 // forgedState is the directory and environment the forger offers: a script run with them
 // prints yes-from-root.
 var forgedState = "/tmp\x00FORGED=yes-from-root"
