@@ -4,6 +4,12 @@
 // too, so the race detector watches the server under test; otherwise the
 // helper is built static (CGO_ENABLED=0), as the README tells users to.
 //
+// A test process that finds LIBTMUX_MCP_TEST_BINARIES (DirEnv) naming a
+// directory that holds both programs uses them instead of building: a test
+// binary run again as a copy of itself, or CI, which builds them once for
+// every tmux release's suite. Whoever sets it built them the way this
+// package would (with -race for a -race test binary).
+//
 // It is for tests only: call Build from a test and Cleanup from TestMain.
 package testbin
 
@@ -25,10 +31,14 @@ type Paths struct {
 	Dir    string // the directory holding both
 }
 
+// DirEnv names the variable holding a directory of already built binaries.
+const DirEnv = "LIBTMUX_MCP_TEST_BINARIES"
+
 var (
 	once  sync.Once
 	paths Paths
 	err   error
+	owned bool // paths.Dir was made here, and Cleanup removes it
 )
 
 // Race reports whether this test binary was built with -race, read from its
@@ -60,12 +70,28 @@ func Build(t testing.TB) Paths {
 
 // Cleanup removes the built binaries; call it from TestMain after m.Run.
 func Cleanup() {
-	if paths.Dir != "" {
+	if owned && paths.Dir != "" {
 		os.RemoveAll(paths.Dir)
 	}
 }
 
+// Env is the environment entry that hands this process's binaries to a
+// copy of it (DirEnv); it builds them first when none are built.
+func Env(t testing.TB) string {
+	return DirEnv + "=" + Build(t).Dir
+}
+
 func build() (Paths, error) {
+	if dir := os.Getenv(DirEnv); dir != "" {
+		p := Paths{Dir: dir, Server: filepath.Join(dir, "libtmux-mcp"), Helper: filepath.Join(dir, "libtmux-mcp-helper")}
+		for _, f := range []string{p.Server, p.Helper} {
+			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+				return Paths{}, fmt.Errorf("%s=%s: no executable %s (%v)", DirEnv, dir, filepath.Base(f), err)
+			}
+		}
+		return p, nil
+	}
+	owned = true
 	root, err := moduleRoot()
 	if err != nil {
 		return Paths{}, err
