@@ -426,7 +426,7 @@ func waitAnswers(t *testing.T, lines, signal []string) {
 
 // TestHostileFramesStdio plays the hostile frames over stdio.
 func TestHostileFramesStdio(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: each starts 128 tmux wait-for processes.
 	if testing.Short() {
 		t.Skip("hostile frames; skipped with -short")
 	}
@@ -481,7 +481,7 @@ func TestHostileFramesStdio(t *testing.T) {
 // TestHostileFramesHTTP plays the hostile frames over Streamable HTTP, then
 // SIGTERM with a call in flight: it is answered before the exit.
 func TestHostileFramesHTTP(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: each starts 128 tmux wait-for processes.
 	if testing.Short() {
 		t.Skip("hostile frames; skipped with -short")
 	}

@@ -91,14 +91,10 @@ func children(t *testing.T) int {
 
 // TestThousandRunsLeakNothing serves the whole program in this process
 // (broker, registry, enrolled zsh, the built helper) and runs tmux_run 1,000
-// times: goroutines, open fds and child processes must not grow. It runs in a process of its
-// own (isolated).
+// times: goroutines, open fds and child processes must not grow.
 func TestThousandRunsLeakNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 runs; skipped with -short")
-	}
-	if !isolated(t) {
-		return
 	}
 	bins := testbin.Build(t)
 	ts := tmuxtest.Start(t)

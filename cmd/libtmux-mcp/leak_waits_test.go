@@ -10,13 +10,9 @@ import (
 // TestThousandWaitsLeakNothing serves the whole program in this process and makes 1,000 short
 // waits in turn (wait_for_text that times out after 1 ms, capture_since that waits 1 ms for
 // lines that never come), each through a control-mode connection: goroutines, open fds and child processes must not grow.
-// It runs in a process of its own (isolated).
 func TestThousandWaitsLeakNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 waits; skipped with -short")
-	}
-	if !isolated(t) {
-		return
 	}
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("leak", "sh", "-c", "echo ready; exec sleep 600")

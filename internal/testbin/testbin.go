@@ -5,10 +5,9 @@
 // helper is built static (CGO_ENABLED=0), as the README tells users to.
 //
 // A test process that finds LIBTMUX_MCP_TEST_BINARIES (DirEnv) naming a
-// directory that holds both programs uses them instead of building: a test
-// binary run again as a copy of itself, or CI, which builds them once for
-// every tmux release's suite. Whoever sets it built them the way this
-// package would (with -race for a -race test binary).
+// directory that holds both programs uses them instead of building: CI
+// builds them once for every tmux release's suite. Whoever sets it built
+// them the way this package would (with -race for a -race test binary).
 //
 // It is for tests only: call Build from a test and Cleanup from TestMain.
 package testbin
@@ -73,12 +72,6 @@ func Cleanup() {
 	if owned && paths.Dir != "" {
 		os.RemoveAll(paths.Dir)
 	}
-}
-
-// Env is the environment entry that hands this process's binaries to a
-// copy of it (DirEnv); it builds them first when none are built.
-func Env(t testing.TB) string {
-	return DirEnv + "=" + Build(t).Dir
 }
 
 func build() (Paths, error) {
