@@ -195,12 +195,9 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 	b.mu.Lock()
 	b.runs[id] = rn
 	b.mu.Unlock()
-	abandon := func() {
-		b.endAsk(rn)
-	}
 	var spawned *spawnConn
 	abort := func(r *refusal) (reply, *spawnConn, *refusal) {
-		abandon()
+		b.endAsk(rn)
 		if spawned != nil { // the helper came, but the run does not go ahead
 			job.WriteCancel(spawned.conn)
 			spawned.conn.Close()

@@ -78,8 +78,12 @@ func build() (Paths, error) {
 	if dir := os.Getenv(DirEnv); dir != "" {
 		p := Paths{Dir: dir, Server: filepath.Join(dir, "libtmux-mcp"), Helper: filepath.Join(dir, "libtmux-mcp-helper")}
 		for _, f := range []string{p.Server, p.Helper} {
-			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-				return Paths{}, fmt.Errorf("%s=%s: no executable %s (%v)", DirEnv, dir, filepath.Base(f), err)
+			fi, err := os.Stat(f)
+			if err != nil {
+				return Paths{}, fmt.Errorf("%s=%s: %w", DirEnv, dir, err)
+			}
+			if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+				return Paths{}, fmt.Errorf("%s=%s: %s is not an executable file", DirEnv, dir, f)
 			}
 		}
 		return p, nil
