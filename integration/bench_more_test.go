@@ -139,3 +139,32 @@ func BenchmarkEightEnrolledPanes(b *testing.B) {
 	}
 	reportLatency(b, samples)
 }
+
+// BenchmarkWaitForTextShown measures wait_for_text for text the pane already shows (answered
+// at once, already:true), the call an agent makes to check that a server says "listening": its
+// latency. TestWaitForTextCursorCarriesOn checks that such a wait starts no tmux process.
+//
+//	go test -run '^$' -bench 'WaitForTextShown' -benchtime 200x ./integration/
+func BenchmarkWaitForTextShown(b *testing.B) {
+	ts := tmuxServer(b)
+	pane := ts.ZshSession("bench")
+	ts.Type(pane, "echo listening-on-$((8000+80))", true)
+	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\nlistening-on-8080") })
+	p := start(b, cleanEnv(b, ts.Dir), "--socket", ts.Socket)
+	args := map[string]any{"paneId": pane, "pattern": "listening-on-8080"}
+	if obj, text := p.answer("wait_for_text", args); obj["already"] != true {
+		b.Fatalf("first wait: %s", text)
+	}
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		begin := time.Now()
+		res := p.call("wait_for_text", args)
+		samples = append(samples, time.Since(begin))
+		if text := resultText(res); res.IsError || !strings.Contains(text, `"already":true`) {
+			b.Fatalf("call %d: %s", i, text)
+		}
+	}
+	b.StopTimer()
+	reportLatency(b, samples)
+}

@@ -173,7 +173,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	}
 	v, release, err := s.paneView(ctx, in.PaneID, s.viewKeep(), nil, nil)
 	if err != nil {
-		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
+		if paneMissing(err) {
 			return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID), true
 		}
 		s.log.Debug("no view of the pane; capture_since reads the grid", "pane", in.PaneID, "err", err)
@@ -210,7 +210,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		res.Continuous = !foreign
 		var notes []string
 		if foreign {
-			notes = append(notes, fmt.Sprintf("this server was not watching the pane since your cursor (it stops %s after the last capture_since, or its connection ended), so lines printed meanwhile may be missing and these are the screen's; missedLines is a lower bound; from this cursor on it is exact", s.viewKeep()))
+			notes = append(notes, fmt.Sprintf("this server was not watching the pane since your cursor (it stops %s after the last capture_since, run_shell_command or wait_for_text for the pane, or its connection ended), so lines printed meanwhile may be missing and these are the screen's; missedLines is a lower bound; from this cursor on it is exact", s.viewKeep()))
 		}
 		if rows.Dead {
 			notes = append(notes, "the pane is dead: no more lines will come")

@@ -72,7 +72,8 @@ type Limits struct {
 	Attended    string // typing (when empty), watched or ignore
 	MaxBlocking int    // blocking calls in flight; DefaultMaxBlocking when 0
 	// ViewKeep is how long a pane's lines are counted after the last
-	// capture_since or run_shell_command for it; DefaultViewKeep when 0.
+	// capture_since, run_shell_command or wait_for_text for it;
+	// DefaultViewKeep when 0.
 	ViewKeep time.Duration
 }
 

@@ -24,6 +24,11 @@ func waitingOn(t *testing.T, ts *tmuxtest.Server) {
 	})
 }
 
+// briefViews keeps a pane's view 1 ms after a wait answers (5 minutes
+// unless set), so that its control client closes a second later and
+// waitingOn then sees the next wait's own connection.
+var briefViews = Deps{Limits: Limits{ViewKeep: time.Millisecond}}
+
 // noControlClient waits until the pool has closed its idle connections.
 func noControlClient(t *testing.T, ts *tmuxtest.Server) {
 	t.Helper()
@@ -41,7 +46,7 @@ func TestWaitForText(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := bashSession(t, ts, "b")
-	cs := connect(t, ts, Deps{})
+	cs := connect(t, ts, briefViews)
 
 	// Printed after the wait began; the typed line does not contain it.
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "ready-42"})
@@ -95,7 +100,7 @@ func TestWaitForTextPaneDied(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sleep", "600")
 	ts.Run("split-window", "-d", "-t", pane, "sleep", "600")
-	cs := connect(t, ts, Deps{})
+	cs := connect(t, ts, briefViews)
 	ch := waitText(cs, map[string]any{"paneId": pane, "pattern": "x"})
 	waitingOn(t, ts)
 	begin := time.Now()

@@ -96,7 +96,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 		}
 		after = &c
 	}
-	pos, err := s.tmux.CapturePosition(ctx, in.PaneID)
+	pos, err := s.panePosition(ctx, in.PaneID)
 	if err != nil {
 		return waitForTextResult{}, s.explain(ctx, err, "pane", in.PaneID)
 	}
@@ -141,7 +141,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	if after != nil {
 		switch {
 		case view == nil || after.Epoch != view.Epoch():
-			return waitForTextResult{}, fmt.Errorf("cursor %q is from an earlier watch of pane %s (this server stops watching a pane %s after the last capture_since or run_shell_command for it, or when its connection ends), so what was printed since is unknown: call capture_since without cursor, then wait_for_text with the cursor it answers", in.Cursor, in.PaneID, s.viewKeep())
+			return waitForTextResult{}, fmt.Errorf("cursor %q is from an earlier watch of pane %s (this server stops watching a pane %s after the last capture_since, run_shell_command or wait_for_text for it, or when its connection ends), so what was printed since is unknown: call capture_since without cursor, then wait_for_text with the cursor it answers", in.Cursor, in.PaneID, s.viewKeep())
 		case ahead:
 			return waitForTextResult{}, fmt.Errorf("cursor %q is ahead of the pane's output; omit cursor, or take a fresh one from capture_since", in.Cursor)
 		}
@@ -175,14 +175,14 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	searched := start
 	look := func() (match string, gone bool) {
 		from := min(searched, pos.HistorySize)
-		rows, joined, err := s.tmux.CaptureRowsJoined(ctx, in.PaneID, from, pos)
+		rows, joined, err := s.captureRows(ctx, view, in.PaneID, from, pos, true)
 		for try := 0; err == nil && rows.First > from && try < 3; try++ {
 			// Output scrolled the grid since pos: read again from the rows
 			// the first read skipped, by the capture's own position.
-			rows, joined, err = s.tmux.CaptureRowsJoined(ctx, in.PaneID, from-cursor.Margin<<try, rows.Position)
+			rows, joined, err = s.captureRows(ctx, view, in.PaneID, from-cursor.Margin<<try, rows.Position, true)
 		}
 		if err != nil {
-			return "", errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer)
+			return "", paneMissing(err)
 		}
 		pos, last = rows.Position, &rows
 		searched = max(searched, rows.CursorRow()-lookOverlap)
@@ -237,7 +237,7 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 	if last != nil && last.First > start && ctx.Err() == nil {
 		// The last look started after the wait's first row: read the
 		// output since the wait began once more, for the answer.
-		if rows, err := s.tmux.CaptureRows(ctx, in.PaneID, start, last.Position); err == nil {
+		if rows, _, err := s.captureRows(ctx, view, in.PaneID, start, last.Position, false); err == nil {
 			last = &rows
 		}
 	}
@@ -274,6 +274,9 @@ func (s *server) waitForText(ctx context.Context, req *mcp.CallToolRequest, in w
 			}
 			res.Cursor = cursor.Stream{Pane: in.PaneID, Epoch: view.Epoch(), Line: l.Newest()}.String()
 		})
+		// The view stays after the answer, as capture_since's does, so that
+		// this cursor goes on counting for the next call.
+		view.Keep(s.viewKeep())
 		res.Output = s.budget.KeepNewest(lines).Lines
 		if res.Output == nil {
 			res.Output = []string{}
