@@ -23,7 +23,8 @@
 // terminal and never polls a shell: it writes one line and waits, with a
 // deadline, for the answer.
 //
-// Linux only: elsewhere the peer credential calls fail with
-// peercred.ErrNotSupported, so a server asked to enable tmux_run stops at
-// startup with that message.
+// Linux only: elsewhere the broker's private files and the peer credential
+// calls fail (privfile.ErrNotSupported, first, from Listen;
+// peercred.ErrNotSupported), so a server asked to enable tmux_run stops at
+// startup saying that tmux_run needs Linux.
 package broker
