@@ -274,6 +274,21 @@ func TestSelfEnrollmentByInputToolsRefused(t *testing.T) {
 }
 
 // holdsSocket reports whether process pid has a socket open.
+// openFiles lists pid's descriptors and what each names, one per line.
+func openFiles(pid int) string {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "%s -> %s\n", e.Name(), target)
+	}
+	return b.String()
+}
+
 func holdsSocket(pid int) bool {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
 	entries, _ := os.ReadDir(dir)

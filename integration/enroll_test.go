@@ -59,10 +59,20 @@ func waitEnrolled(t testing.TB, p *proc, ts *tmuxtest.Server, pane string) *enro
 	e := &enrolled{p: p, ts: ts, pane: pane, schema: outputSchema(t, p)}
 	sh := shellPID(t, e)
 	tmuxtest.Eventually(t, 20*time.Second, "the enrolled shell's prompt attaching its connection", func() bool { return holdsSocket(sh) },
-		func() string { return "the pane shows:\n" + ts.Capture(pane) })
+		func() string { return notAttached(ts, pane, sh, p) })
 	obj, _ := p.answer("get_pane_info", map[string]any{"paneId": pane})
 	e.gen = obj["pane"].(map[string]any)["serverGeneration"].(string)
 	return e
+}
+
+// notAttached says what a test that waited for the enrolled shell's prompt connection can see:
+// the pane, the shell's open files and the servers' logs.
+func notAttached(ts *tmuxtest.Server, pane string, shell int, servers ...*proc) string {
+	msg := "the pane shows:\n" + ts.Capture(pane) + "\nthe shell's open files:\n" + openFiles(shell)
+	for _, p := range servers {
+		msg += fmt.Sprintf("\nserver %d stderr:\n%s", p.cmd.Process.Pid, p.stderr)
+	}
+	return msg
 }
 
 // status runs libtmux-mcp status as the person would in a pane of ts.
@@ -229,7 +239,7 @@ func TestSecondInvitationChangesNothing(t *testing.T) {
 	// The command line detached the shell's connection; the prompt after it attaches a new one.
 	sh := shellPID(t, e)
 	tmuxtest.Eventually(t, 20*time.Second, "the enrolled shell's prompt attaching its connection again", func() bool { return holdsSocket(sh) },
-		func() string { return "the pane shows:\n" + ts.Capture(pane) })
+		func() string { return notAttached(ts, pane, sh, p1, p2) })
 	d := data(t, e.run(t, context.Background(), map[string]any{"script": "echo first"}))
 	if got := d["stdout"].(map[string]any)["data"]; got != "first\n" {
 		t.Errorf("the first server's run after the second invitation: stdout %q", got)
