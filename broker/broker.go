@@ -213,7 +213,9 @@ func (l *Listener) Dir() string { return l.dir }
 // Close stops listening and removes the directory with everything in it.
 func (l *Listener) Close() error {
 	l.once.Do(func() {
-		l.err = l.ln.Close()
+		if err := l.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			l.err = err // closed already is what Broker.Close and Serve's end do first
+		}
 		if err := os.RemoveAll(l.dir); err != nil && l.err == nil {
 			l.err = err
 		}
@@ -294,8 +296,9 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 func (b *Broker) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { b.ln.Close() })
 	defer stop()
-	b.wg.Add(1)
-	go func() { defer b.wg.Done(); b.stampLoop(ctx) }()
+	if !b.track(func() { b.stampLoop(ctx) }) {
+		return nil // closed before it served
+	}
 	for {
 		conn, err := b.ln.AcceptUnix()
 		if err != nil {
@@ -312,12 +315,29 @@ func (b *Broker) Serve(ctx context.Context) error {
 		if _, serr := os.Stat(b.sock); serr != nil {
 			b.cfg.Log.Error("tmux_run broker socket was removed; new runs will answer spawn_failed", slog.String("socket", b.sock))
 		}
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			b.handle(conn)
-		}()
+		if !b.track(func() { b.handle(conn) }) {
+			conn.Close() // accepted as Close began
+		}
 	}
+}
+
+// track runs fn in a goroutine that Close waits for, and reports true; once Close has begun it
+// runs nothing and reports false. The check and the count are one step under b.mu, which Close
+// takes to mark the broker closed before it waits: a goroutine is either counted before that
+// wait or never started (Serve's own goroutine is not counted, so without this its count could
+// race with the wait).
+func (b *Broker) track(fn func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		fn()
+	}()
+	return true
 }
 
 func (b *Broker) isClosed() bool {
@@ -335,7 +355,10 @@ func (b *Broker) Close() error {
 	shells := b.shells
 	b.shells = map[string]*shell{}
 	b.mu.Unlock()
-	err := b.ln.Close()
+	var err error
+	if cerr := b.ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+		err = cerr // Serve closes it when its context ends
+	}
 	b.runWG.Wait()
 	b.stopBackground()
 	for _, sh := range shells {

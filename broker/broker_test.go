@@ -1,9 +1,13 @@
 package broker
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker/privfile"
 	"github.com/libtmux/libtmux-mcp/enroll"
@@ -94,5 +98,60 @@ func TestPrivateBaseRefusesAnUntrustedRuntimeDir(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", run)
 	if got := privfile.PrivateBase(); got == run {
 		t.Errorf("privfile.PrivateBase() = %s, a directory under the world-writable %s; want the temporary directory", got, parent)
+	}
+}
+
+// Close while connections arrive: every goroutine Serve starts is one Close waits for, or none
+// starts (run with -race: counting one after Close began waiting is a data race on the count).
+func TestCloseWhileConnectionsArrive(t *testing.T) {
+	reg, err := enroll.NewRegistry(nil, nil, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		ln, err := Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(ln, Config{Registry: reg})
+		if err != nil {
+			ln.Close()
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- b.Serve(context.Background()) }()
+		sock := b.l.sock
+		stop := make(chan struct{})
+		var dialers sync.WaitGroup
+		dialed := make(chan struct{}, 64)
+		for range 4 {
+			dialers.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if c, err := net.Dial("unix", sock); err == nil {
+						c.Close()
+						select {
+						case dialed <- struct{}{}:
+						default:
+						}
+					}
+				}
+			})
+		}
+		<-dialed // connections are arriving
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		close(stop)
+		dialers.Wait()
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Serve did not return within 10 s of Close")
+		}
 	}
 }

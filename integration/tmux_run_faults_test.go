@@ -172,10 +172,17 @@ func TestTmuxRunEnrollmentRules(t *testing.T) {
 
 func TestTmuxRunInvitationExpiresAndSIGHUPReinvites(t *testing.T) {
 	t.Parallel()
-	e := invitePane(t, []string{"--enrollment-timeout", "1s"})
-	content, _ := os.ReadFile(e.file)
+	// Long enough to copy the invitation before it expires, even under -race on a loaded
+	// machine (with 1 s the copy once came too late, and sourcing the empty copy said nothing).
+	e := invitePane(t, []string{"--enrollment-timeout", "4s"})
+	content, err := os.ReadFile(e.file)
+	if err != nil || len(content) == 0 {
+		t.Fatalf("copy the invitation before it expires: %d bytes, %v", len(content), err)
+	}
 	spare := filepath.Join(e.ts.Dir, "spare.zsh")
-	os.WriteFile(spare, content, 0o600)
+	if err := os.WriteFile(spare, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := e.p.stderr.line("expired", 20*time.Second); !ok {
 		t.Fatalf("no expiry notice; stderr:\n%s", e.p.stderr)
 	}
