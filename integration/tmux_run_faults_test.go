@@ -130,7 +130,10 @@ func TestTmuxRunEnrollmentRules(t *testing.T) {
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("setup file %s: %v, mode %v; want 0600", e.file, err, info.Mode())
 	}
-	content, _ := os.ReadFile(e.file)
+	content, err := os.ReadFile(e.file)
+	if err != nil {
+		t.Fatal(err)
+	}
 	spare := filepath.Join(e.ts.Dir, "spare.zsh") // the person keeps a copy
 	if err := os.WriteFile(spare, content, 0o600); err != nil {
 		t.Fatal(err)
@@ -368,7 +371,10 @@ func TestTmuxRunReportsProgress(t *testing.T) {
 func TestTmuxRunBrokerSocketRemoved(t *testing.T) {
 	t.Parallel()
 	e := invitePane(t, nil)
-	content, _ := os.ReadFile(e.file)
+	content, err := os.ReadFile(e.file)
+	if err != nil {
+		t.Fatal(err)
+	}
 	socket := brokerSocket(t, content)
 	e.source(t)
 	if err := os.Remove(socket); err != nil {
