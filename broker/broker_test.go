@@ -13,15 +13,20 @@ import (
 	"github.com/libtmux/libtmux-mcp/enroll"
 )
 
-// TestNewZeroConfigWorks checks that a Config that leaves the deadlines zero gets working
-// defaults, not a deadline that has already passed (every run would answer not_at_prompt or
-// timed_out at once).
-func TestNewZeroConfigWorks(t *testing.T) {
-	ln, err := Listen()
+// newRegistry is an empty registry: no invitations.
+func newRegistry(t *testing.T) *enroll.Registry {
+	t.Helper()
+	reg, err := enroll.NewRegistry(nil, nil, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := enroll.NewRegistry(nil, nil, 0, nil)
+	return reg
+}
+
+// listenBroker makes a broker with reg on a new Listener; the caller closes it.
+func listenBroker(t *testing.T, reg *enroll.Registry) *Broker {
+	t.Helper()
+	ln, err := Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +35,14 @@ func TestNewZeroConfigWorks(t *testing.T) {
 		ln.Close()
 		t.Fatal(err)
 	}
+	return b
+}
+
+// TestNewZeroConfigWorks checks that a Config that leaves the deadlines zero gets working
+// defaults, not a deadline that has already passed (every run would answer not_at_prompt or
+// timed_out at once).
+func TestNewZeroConfigWorks(t *testing.T) {
+	b := listenBroker(t, newRegistry(t))
 	defer b.Close()
 	if b.cfg.ShellAnswer != DefaultShellAnswer || b.cfg.RunTimeout != DefaultRunTimeout {
 		t.Errorf("New(zero Config): ShellAnswer %s, RunTimeout %s; want %s and %s", b.cfg.ShellAnswer, b.cfg.RunTimeout, DefaultShellAnswer, DefaultRunTimeout)
@@ -104,20 +117,9 @@ func TestPrivateBaseRefusesAnUntrustedRuntimeDir(t *testing.T) {
 // Close while connections arrive: every goroutine Serve starts is one Close waits for, or none
 // starts (run with -race: counting one after Close began waiting is a data race on the count).
 func TestCloseWhileConnectionsArrive(t *testing.T) {
-	reg, err := enroll.NewRegistry(nil, nil, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := newRegistry(t)
 	for range 50 {
-		ln, err := Listen()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := New(ln, Config{Registry: reg})
-		if err != nil {
-			ln.Close()
-			t.Fatal(err)
-		}
+		b := listenBroker(t, reg)
 		served := make(chan error, 1)
 		go func() { served <- b.Serve(context.Background()) }()
 		sock := b.l.sock

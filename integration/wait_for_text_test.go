@@ -3,6 +3,7 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,17 +51,7 @@ func TestWaitForTextCursorCarriesOn(t *testing.T) {
 		t.Fatalf("wait for what came after the cursor: %s; want matched, not already", text)
 	}
 	out, _ := obj["output"].([]any)
-	if !containsLine(out, "new-43") || containsLine(out, "old-42") {
+	if !slices.Contains(out, any("new-43")) || slices.Contains(out, any("old-42")) {
 		t.Errorf("output %v; want the new line and not the old one", out)
 	}
-}
-
-// containsLine reports whether lines holds line.
-func containsLine(lines []any, line string) bool {
-	for _, l := range lines {
-		if l == line {
-			return true
-		}
-	}
-	return false
 }
