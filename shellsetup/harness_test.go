@@ -61,13 +61,12 @@ func newShell(t *testing.T, extraRC string) *sh {
 	}
 	// The pane's zsh gets this rc and a UTF-8 locale whatever the test's
 	// own environment holds.
-	out := ts.Run("new-session", "-d", "-x", "150", "-y", "50", "-P", "-F", "#{pane_id} #{pane_pid}",
+	out := ts.SizedSession(150, 50, "-P", "-F", "#{pane_id} #{pane_pid}",
 		"--", "env", "-u", "HISTFILE", "-u", "LC_ALL", "-u", "LC_CTYPE",
 		"ZDOTDIR="+dir, "LANG=C.UTF-8", "zsh", "-i") // env execs zsh: the pane's pid is the shell's
 	if _, err := fmt.Sscanf(out, "%s %d", &s.pane, &s.pid); err != nil {
 		t.Fatalf("new-session printed %q: %v", out, err)
 	}
-	ts.KeepSize(s.pane, 150, 50)
 	s.waitPrompt(0)
 	return s
 }

@@ -100,13 +100,17 @@ export class Tmux {
   run(...args) {
     return execFileSync('tmux', ['-S', this.socket, '-f', this.config, ...args], { env: this.env, encoding: 'utf8' }).trimEnd();
   }
-  // newSession starts a detached session running zsh -i and returns its pane id.
-  // The window is resized to 120x40 when tmux did not make it so (tmux 3.2a
-  // makes a detached session 80x24 whatever -x and -y say).
+  // newSession starts a detached 120x40 session running zsh -i (or cmd) and
+  // returns its pane id. tmux 3.2a makes a detached session 80x24 whatever
+  // -x and -y say unless window-size is manual, and a shell resized a moment
+  // after it started may miss the resize; so on 3.2 only, window-size is
+  // manual around new-session (3.3a to 3.6a crash on new-session -d under a
+  // global manual), as internal/tmuxtest's SizedSession does.
   newSession(name, ...cmd) {
-    const [pane, size] = this.run('new-session', '-d', '-P', '-F', '#{pane_id} #{window_width}x#{window_height}', '-s', name, '-x', '120', '-y', '40', ...(cmd.length ? cmd : ['zsh', '-i'])).split(' ');
-    if (size !== '120x40') this.run('resize-window', '-t', pane, '-x', '120', '-y', '40');
-    return pane;
+    const on32 = '#{m:3.2*,#{version}}';
+    return this.run('if-shell', '-F', on32, 'set -g window-size manual', ';',
+      'new-session', '-d', '-P', '-F', '#{pane_id}', '-s', name, '-x', '120', '-y', '40', ...(cmd.length ? cmd : ['zsh', '-i']),
+      ';', 'if-shell', '-F', on32, 'set -gu window-size');
   }
   capture(pane) {
     return this.run('capture-pane', '-p', '-t', pane);
