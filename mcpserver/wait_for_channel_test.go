@@ -11,15 +11,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// withServer fills d as cmd/libtmux-mcp would for ts.
+// withServer fills d as cmd/libtmux-mcp would for ts (with d.Tmux as its
+// client when set).
 func withServer(t *testing.T, ts *tmuxtest.Server, d Deps) Deps {
 	t.Helper()
-	c, err := tmux.NewClient(tmux.Route{SocketPath: ts.Socket}, 0)
-	if err != nil {
-		t.Fatal(err)
+	var err error
+	if d.Tmux == nil {
+		if d.Tmux, err = tmux.NewClient(tmux.Route{SocketPath: ts.Socket}, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	d.Tmux = c
-	if d.Startup, err = c.Ensure(context.Background(), tmux.Want{}); err != nil {
+	if d.Startup, err = d.Tmux.Ensure(context.Background(), tmux.Want{}); err != nil {
 		t.Fatal(err)
 	}
 	if d.Selection, err = Select(d.Startup.Provenance, nil, nil, nil); err != nil {
@@ -92,8 +94,10 @@ func TestWaitForChannelServerDied(t *testing.T) {
 	if r.Outcome != "server_died" {
 		t.Errorf("server killed during the wait: %+v; want server_died", r)
 	}
-	// signal_channel on a dead server is a tool error naming it.
+	// signal_channel, and a wait begun on a dead server, are tool errors
+	// naming it.
 	callErr(t, cs, "signal_channel", map[string]any{"channel": "c"}, "not running")
+	callErr(t, cs, "wait_for_channel", map[string]any{"channel": "c", "timeoutMs": 5000}, "not running")
 }
 
 // waitingFor waits until some tmux process of this test runs wait-for

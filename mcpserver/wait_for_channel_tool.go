@@ -63,23 +63,26 @@ func (s *server) waitForChannel(ctx context.Context, req *mcp.CallToolRequest, i
 	if err := checkChannel(in.Channel); err != nil {
 		return waitForChannelResult{}, err
 	}
-	// wait-for also returns 0 when the server dies: compare generations.
-	before, err := s.tmux.Info(ctx)
-	if err != nil {
-		return waitForChannelResult{}, s.fail(err)
-	}
 	wctx, w := s.startWait(ctx, req, in.TimeoutMs, "wait_for_channel")
 	defer w.end()
 	res := waitForChannelResult{EffectiveTimeoutMs: w.ms()}
 	// The per-call deadline follows the wait, not the command timeout;
-	// wctx ends it first.
-	_, err = s.tmux.RunFor(wctx, w.effective+time.Second, "wait-for", in.Channel)
+	// wctx ends it first. wait-for also returns 0 when the server is
+	// killed: the generation read just before the wait must still be the
+	// server's after it.
+	before, err := s.tmux.WaitFor(wctx, w.effective+time.Second, in.Channel)
 	if outcome := s.ended(wctx, ctx); outcome != "" {
 		res.Outcome = outcome
 		if outcome == outcomeTimedOut {
 			res.Note = fmt.Sprintf("nothing signalled %s within %d ms; wait again, or check that the sender runs `tmux wait-for -S %s` on this server", in.Channel, w.ms(), in.Channel)
 		}
 		return res, nil
+	}
+	if before.Generation == "" { // the wait never began
+		if err == nil {
+			err = errors.New("tmux printed no server identity before wait-for")
+		}
+		return waitForChannelResult{}, s.fail(err)
 	}
 	after, infoErr := s.tmux.Info(ctx)
 	switch {
