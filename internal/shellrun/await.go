@@ -243,3 +243,11 @@ func (e *Engine) stuck(ctx context.Context, v *live.View, run *shellRun, res *Re
 	}
 	return ""
 }
+
+// cancelledWhileTyping answers a run whose call, or the server, ended
+// while its command line was being typed. tmux may have typed the line
+// before its answer came: that is neither an error nor "nothing ran".
+func cancelledWhileTyping(pane string) Result {
+	return Result{Outcome: Cancelled, Output: []string{},
+		Note: "cancelled while the command was being typed: it may have been typed, and then it may still be running in " + pane + "; look with capture_since before running it again"}
+}

@@ -54,6 +54,9 @@ func (e *Engine) runByProcess(ctx context.Context, in Request, run *shellRun) (R
 		_, err = e.tmux.Run(ctx, "send-keys", "-t", in.Pane, "-l", f.line, ";", "send-keys", "-t", in.Pane, "Enter")
 	}
 	if err != nil {
+		if ctx.Err() != nil || e.life.Err() != nil {
+			return cancelledWhileTyping(in.Pane), nil
+		}
 		return Result{}, e.host.Explain(ctx, err, in.Pane)
 	}
 	e.typed.noteTyped(in.Pane, f.line)

@@ -80,8 +80,7 @@ func (e *Engine) runOnView(ctx context.Context, in Request, run *shellRun) (res 
 			if ctx.Err() != nil || e.life.Err() != nil {
 				// tmux may have typed the line before its answer came: not an
 				// error, and not "nothing ran".
-				return Result{Outcome: Cancelled, Output: []string{},
-					Note: "cancelled while the command was being typed: it may have been typed, and then it may still be running in " + in.Pane + "; look with capture_since before running it again"}, nil, true
+				return cancelledWhileTyping(in.Pane), nil, true
 			}
 			return res, e.host.Explain(ctx, err, in.Pane), true
 		}
