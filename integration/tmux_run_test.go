@@ -140,6 +140,10 @@ func (e *enrolled) run(t testing.TB, ctx context.Context, args map[string]any) m
 	if res.IsError == (obj["ok"] == true) {
 		t.Errorf("isError=%v but ok=%v", res.IsError, obj["ok"])
 	}
+	if obj["ok"] != true {
+		// Shown only if the test fails: why the server refused, in its log.
+		t.Logf("tmux_run refused; server stderr so far:\n%s", e.p.stderr)
+	}
 	return obj
 }
 
