@@ -200,7 +200,9 @@ func (c *Client) run(ctx context.Context, timeout time.Duration, pre, args []str
 		case ctx.Err() != nil && caller.Err() == nil:
 			err = &NoAnswerError{Within: timeout}
 		case ctx.Err() != nil:
-			err = fmt.Errorf("%w (tmux did not answer within %s)", ctx.Err(), timeout)
+			// The caller's context ended (cancelled, or its own deadline):
+			// not the client's deadline, which may be far off.
+			err = fmt.Errorf("%w before tmux answered", ctx.Err())
 		}
 		if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 			err = fmt.Errorf("%w (%s); finish or cancel some waits and runs, or raise the limit (ulimit -n) before starting libtmux-mcp", err, fdLimit())

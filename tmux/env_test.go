@@ -77,6 +77,25 @@ func TestErrorSentinels(t *testing.T) {
 	}
 }
 
+// A call whose context is cancelled says so, not that tmux missed the
+// client's deadline (30 s away).
+func TestRunCancelledSaysCancelled(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tmux")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 10\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(Route{Bin: bin, SocketPath: "/nonexistent/s"}, DefaultTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = c.Run(ctx, "list-sessions")
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "context deadline exceeded before tmux answered") || strings.Contains(err.Error(), "within") {
+		t.Errorf("Run with its caller's context ended = %v; want that context's error, before tmux answered, and no client deadline named", err)
+	}
+}
+
 func TestRunForHasItsOwnDeadline(t *testing.T) {
 	// A per-call deadline shorter than the client's ends the call: a
 	// stand-in tmux that never answers.
