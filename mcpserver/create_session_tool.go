@@ -75,7 +75,18 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	if in.StartDirectory != "" {
 		args = append(args, "-c", formatArg(in.StartDirectory))
 	}
-	v, err := s.tmux.RunPrinting(ctx, args, "session_id", "window_id", "pane_id", "window_width", "window_height", "session_name")
+	before, after, err := s.sizedOn32(ctx, in.Width > 0 || in.Height > 0)
+	if err != nil {
+		return createSessionResult{}, s.fail(err)
+	}
+	v, err := s.tmux.RunPrintingAround(ctx, before, args, after, "session_id", "window_id", "pane_id", "window_width", "window_height", "session_name")
+	if err != nil && after != nil {
+		// new-session failed, so tmux ran nothing after it: put
+		// window-size back.
+		if _, rerr := s.tmux.Run(ctx, after...); rerr != nil {
+			err = fmt.Errorf("%w; then setting window-size back failed: %w", err, rerr)
+		}
+	}
 	if err != nil {
 		var te *tmux.Error
 		if errors.As(err, &te) && strings.Contains(te.Stderr, "duplicate session") {
@@ -87,8 +98,8 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	res.Width, _ = strconv.Atoi(v[3])
 	res.Height, _ = strconv.Atoi(v[4])
 	if (in.Width > 0 && res.Width != in.Width) || (in.Height > 0 && res.Height != in.Height) {
-		// tmux 3.2a gives a detached session 80x24 whatever -x and -y say
-		// (under the default window-size latest): size its window as asked.
+		// Not sized at birth (sizedOn32 did not apply): size the window
+		// as asked.
 		size, err := s.tmux.RunThenRead(ctx, resizeArgs(res.WindowID, in.Width, in.Height), res.WindowID, "window_width", "window_height")
 		if err != nil {
 			return createSessionResult{}, fmt.Errorf("session %s was created %dx%d; sizing it as asked failed: %w", res.SessionID, res.Width, res.Height, s.fail(err))
@@ -100,4 +111,29 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 		res.Note = storedNote(in.SessionName, res.SessionName)
 	}
 	return res, nil
+}
+
+// sizedOn32 returns the commands to run around new-session so that a
+// session asked for a size is born that size. tmux 3.2 makes a detached
+// session 80x24 whatever -x and -y say unless window-size is manual, and
+// the pane's program (the user's shell) reads its size at once and may
+// miss the resize that follows: a zsh that did wrapped its command lines
+// at 80 columns. So on 3.2, when sized, the global window-size is manual
+// for the new-session alone, in the same command list, and set back to
+// what it was right after. Elsewhere (and when it is manual already) they
+// are nil. (3.3a to 3.6a crash on new-session -d under a global manual.)
+func (s *server) sizedOn32(ctx context.Context, sized bool) (before, after []string, err error) {
+	if v := s.startup.Version; !sized || v.Major != 3 || v.Minor != 2 {
+		return nil, nil, nil
+	}
+	out, err := s.tmux.Run(ctx, "show-options", "-gv", "window-size")
+	if err != nil {
+		return nil, nil, err
+	}
+	switch was := strings.TrimSpace(out); was {
+	case "latest", "largest", "smallest":
+		return []string{"set-option", "-g", "window-size", "manual"}, []string{"set-option", "-g", "window-size", was}, nil
+	default: // manual already, or a value this code does not know: leave it
+		return nil, nil, nil
+	}
 }

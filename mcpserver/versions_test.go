@@ -63,16 +63,41 @@ func TestRowsKeepOddValues(t *testing.T) {
 
 // TestCreateSessionSizeUnderDefaultWindowSize asks for a size under tmux's
 // default window-size (latest): tmux 3.2a made such a detached session
-// 80x24 whatever -x and -y said.
+// 80x24 whatever -x and -y said, and the pane's first program, started at
+// 80x24, could miss the resize that followed. Here that program records
+// the size it started with.
 func TestCreateSessionSizeUnderDefaultWindowSize(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
-	ts.Run("set", "-g", "window-size", "latest")
+	first := filepath.Join(ts.Dir, "first-size")
+	ts.Run("set", "-g", "window-size", "latest", ";",
+		"set", "-g", "default-command", `stty size > '`+first+`.tmp' && mv '`+first+`.tmp' '`+first+`'; exec cat`)
 	cs := connectAll(t, ts, "", Deps{})
 	var sess createSessionResult
 	call(t, cs, "create_session", map[string]any{"width": 100, "height": 30}, &sess)
 	if got := tmuxSays(ts, sess.WindowID, "#{window_width}x#{window_height}"); got != "100x30" || sess.Width != 100 || sess.Height != 30 {
 		t.Errorf("tmux reports %s; create_session answered %dx%d; want 100x30", got, sess.Width, sess.Height)
+	}
+	tmuxtest.WaitFile(t, first)
+	if got, _ := os.ReadFile(first); string(got) != "30 100\n" {
+		t.Errorf("the pane's program started with a %q terminal (rows columns); want 30 100", strings.TrimSpace(string(got)))
+	}
+	if ws := strings.TrimSpace(ts.Run("show-options", "-gv", "window-size")); ws != "latest" {
+		t.Errorf("window-size is %q after create_session; want latest, as it was", ws)
+	}
+	// Born at its size, not resized after: the window keeps following the
+	// person's client, as on every release (resize-window would have made
+	// it manual).
+	if own := strings.TrimSpace(ts.Run("show-options", "-w", "-t", sess.WindowID, "window-size")); own != "" {
+		t.Errorf("the window has an option of its own, %q; want it to follow the global window-size", own)
+	}
+	// A window-size of the person's own is kept too, and so is it after a
+	// create_session that fails.
+	ts.Run("set", "-g", "window-size", "smallest")
+	call(t, cs, "create_session", map[string]any{"sessionName": "twice", "width": 90, "height": 20}, &sess)
+	callErr(t, cs, "create_session", map[string]any{"sessionName": "twice", "width": 90, "height": 20}, "exists already")
+	if ws := strings.TrimSpace(ts.Run("show-options", "-gv", "window-size")); ws != "smallest" {
+		t.Errorf("window-size is %q after create_session; want smallest, as it was", ws)
 	}
 }
 

@@ -121,9 +121,23 @@ func (c *Client) RunThenRead(ctx context.Context, cmd []string, target string, v
 // RunPrinting runs a command that prints the new object it made (-P) with
 // the format variables vars, and returns their values.
 func (c *Client) RunPrinting(ctx context.Context, cmd []string, vars ...string) ([]string, error) {
+	return c.RunPrintingAround(ctx, nil, cmd, nil, vars...)
+}
+
+// RunPrintingAround is RunPrinting with the commands before run just ahead
+// of cmd and after just behind it, in the same invocation: one queue step,
+// so no other client's command runs in between. before and after must
+// print nothing. When cmd fails, tmux runs nothing after it.
+func (c *Client) RunPrintingAround(ctx context.Context, before, cmd, after []string, vars ...string) ([]string, error) {
 	seps := NewSeparators()
-	args := make([]string, 0, len(cmd)+3)
+	args := make([]string, 0, len(before)+len(cmd)+len(after)+5)
+	if len(before) > 0 {
+		args = append(append(args, before...), ";")
+	}
 	args = append(append(args, cmd[0], "-P", "-F", seps.Format(vars...)), cmd[1:]...)
+	if len(after) > 0 {
+		args = append(append(args, ";"), after...)
+	}
 	out, err := c.Run(ctx, args...)
 	if err != nil {
 		return nil, err
