@@ -81,9 +81,10 @@ func (s *server) createSession(ctx context.Context, _ *mcp.CallToolRequest, in c
 	}
 	v, err := s.tmux.RunPrintingAround(ctx, before, args, after, "session_id", "window_id", "pane_id", "window_width", "window_height", "session_name")
 	if err != nil && after != nil {
-		// new-session failed, so tmux ran nothing after it: put
-		// window-size back.
-		if _, rerr := s.tmux.Run(ctx, after...); rerr != nil {
+		// new-session failed (or the call ended), so tmux may have run
+		// nothing after it: put window-size back, even for a call that was
+		// cancelled.
+		if _, rerr := s.tmux.Run(context.WithoutCancel(ctx), after...); rerr != nil {
 			err = fmt.Errorf("%w; then setting window-size back failed: %w", err, rerr)
 		}
 	}
