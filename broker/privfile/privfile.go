@@ -126,8 +126,9 @@ func OpenFIFO(path string) (int, error) {
 // writers close after at least one had it open.
 func Hungup(fd int) bool { return sys != nil && sys.hungup(fd) }
 
-// WaitHangup returns nil once fd (the read end of a FIFO from OpenFIFO) hangs up or has bytes
-// to read, or ctx's error once ctx is done, whichever comes first.
+// WaitHangup returns nil once fd (the read end of a FIFO from OpenFIFO) hangs up, or ctx's error
+// once ctx is done, whichever comes first. Bytes written to the FIFO meanwhile are read and
+// dropped: they mean a writer still holds it.
 func WaitHangup(ctx context.Context, fd int) error {
 	if sys == nil {
 		return ErrNotSupported

@@ -83,12 +83,29 @@ func hungup(fd int) bool {
 	}
 }
 
-// waitHangup waits in poll(2) for the FIFO to hang up (or have bytes to read), or for ctx to
-// end (internal/pollwait, as peercred's wait for a pidfd).
+// waitHangup waits in poll(2) for the FIFO to hang up, or for ctx to end (internal/pollwait,
+// as peercred's wait for a pidfd). Bytes written to it are read and dropped: a FIFO that has
+// something to read still has a writer, so it has not hung up.
 func waitHangup(ctx context.Context, fd int) error {
-	err := pollwait.Ready(ctx, fd)
-	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("privfile: wait for a hangup: %w", err)
+	var buf [512]byte
+	for {
+		if err := pollwait.Ready(ctx, fd); err != nil {
+			if ctx.Err() == nil {
+				return fmt.Errorf("privfile: wait for a hangup: %w", err)
+			}
+			return err
+		}
+		if hungup(fd) {
+			return nil
+		}
+		for { // drain; EAGAIN when it is empty, 0 at a hangup (seen at the next poll)
+			n, err := unix.Read(fd, buf[:])
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil || n == 0 {
+				break
+			}
+		}
 	}
-	return err
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 // The liveness FIFO: no hangup before a writer came, none while it holds it, a hangup once it
@@ -44,6 +46,45 @@ func TestFIFOHangup(t *testing.T) {
 	}
 	if !Hungup(fd) {
 		t.Error("no hangup after the last writer closed it")
+	}
+}
+
+// Bytes written to the FIFO are no hangup: the wait reads and drops them and goes on waiting
+// until the writer closes it.
+func TestWaitHangupIgnoresBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live")
+	fd, err := OpenFIFO(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer CloseFD(fd)
+	w, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- WaitHangup(context.Background(), fd) }()
+	if _, err := w.Write([]byte("not a hangup\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The wait has seen the bytes once the FIFO is empty again.
+	tmuxtest.Eventually(t, 10*time.Second, "the wait reading the bytes", func() bool {
+		n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+		return err == nil && n == 0
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("WaitHangup returned %v while the writer still holds the FIFO", err)
+	default:
+	}
+	w.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("WaitHangup on the FIFO = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitHangup did not return when the writer closed")
 	}
 }
 
