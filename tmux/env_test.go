@@ -80,17 +80,10 @@ func TestErrorSentinels(t *testing.T) {
 // A call whose context is cancelled says so, not that tmux missed the
 // client's deadline (30 s away).
 func TestRunCancelledSaysCancelled(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "tmux")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 10\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClient(Route{Bin: bin, SocketPath: "/nonexistent/s"}, DefaultTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := silentTmux(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err = c.Run(ctx, "list-sessions")
+	_, err := c.Run(ctx, "list-sessions")
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "context deadline exceeded before tmux answered") || strings.Contains(err.Error(), "within") {
 		t.Errorf("Run with its caller's context ended = %v; want that context's error, before tmux answered, and no client deadline named", err)
 	}
@@ -99,15 +92,8 @@ func TestRunCancelledSaysCancelled(t *testing.T) {
 func TestRunForHasItsOwnDeadline(t *testing.T) {
 	// A per-call deadline shorter than the client's ends the call: a
 	// stand-in tmux that never answers.
-	bin := filepath.Join(t.TempDir(), "tmux")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 10\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClient(Route{Bin: bin, SocketPath: "/nonexistent/s"}, DefaultTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.RunFor(context.Background(), 50*time.Millisecond, "wait-for", "x")
+	c := silentTmux(t)
+	_, err := c.RunFor(context.Background(), 50*time.Millisecond, "wait-for", "x")
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 50ms") {
 		t.Errorf("RunFor past its deadline = %v; want a deadline error naming 50ms", err)
 	}
@@ -124,4 +110,18 @@ func TestClientWithout(t *testing.T) {
 	if len(c.env) != 4 {
 		t.Errorf("the original client's environment changed: %q", c.env)
 	}
+}
+
+// silentTmux is a client whose tmux is a stand-in that never answers.
+func silentTmux(t *testing.T) *Client {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tmux")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 10\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(Route{Bin: bin, SocketPath: "/nonexistent/s"}, DefaultTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -52,16 +52,7 @@ func TestFIFOHangup(t *testing.T) {
 // Bytes written to the FIFO are no hangup: the wait reads and drops them and goes on waiting
 // until the writer closes it.
 func TestWaitHangupIgnoresBytes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "live")
-	fd, err := OpenFIFO(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer CloseFD(fd)
-	w, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fd, w := fifoWithWriter(t)
 	done := make(chan error, 1)
 	go func() { done <- WaitHangup(context.Background(), fd) }()
 	if _, err := w.Write([]byte("not a hangup\n")); err != nil {
@@ -90,16 +81,7 @@ func TestWaitHangupIgnoresBytes(t *testing.T) {
 
 // A cancel wakes a wait on a FIFO whose writer never closes.
 func TestWaitHangupCancel(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "live")
-	fd, err := OpenFIFO(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer CloseFD(fd)
-	w, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fd, w := fifoWithWriter(t)
 	defer w.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -190,4 +172,21 @@ func TestTrustedAncestors(t *testing.T) {
 			t.Errorf("%s is trusted; another user could rename a directory above it", dir)
 		}
 	}
+}
+
+// fifoWithWriter makes a liveness FIFO and opens it for writing, as the enrolled shell does. The
+// read end is closed when the test ends; closing the writer is the test's.
+func fifoWithWriter(t *testing.T) (int, *os.File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "live")
+	fd, err := OpenFIFO(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { CloseFD(fd) })
+	w, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fd, w
 }
