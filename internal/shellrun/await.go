@@ -42,8 +42,11 @@ func (e *Engine) awaitRun(ctx context.Context, in Request, v *live.View, run *sh
 	run.mu.Lock()
 	lost, end, interrupted := run.lost, run.end, run.interrupted
 	run.mu.Unlock()
-	if end != 0 {
-		e.endRun(v, run, "") // free the pane before answering
+	if end != 0 || lost != "" {
+		// Free the pane before answering. A run that ended without its
+		// status was stopped by its follower, which may not have freed
+		// the pane yet: endRun waits for it.
+		e.endRun(v, run, "")
 	}
 	switch {
 	case outcome != "":
