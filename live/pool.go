@@ -32,14 +32,15 @@ type Conn interface {
 	SubscribeNotices(buf int) (<-chan tmux.Event, func())
 	Command(ctx context.Context, args ...string) (string, error)
 	CommandList(ctx context.Context, mark func(out string), cmds ...[]string) (string, error)
-	OnOutput(fn func(pane string, data []byte))
 	SubscribeFormat(ctx context.Context, name, what, format string) error
 	Done() <-chan struct{}
 	Close() error
 }
 
-// Dial opens a connection to session ($N).
-type Dial func(ctx context.Context, session string) (Conn, error)
+// Dial opens a connection to session ($N) whose every %output (and
+// %extended-output) goes to output from the first byte read, before the
+// connection can be seen attached (see tmux.Client.ControlWithOutput).
+type Dial func(ctx context.Context, session string, output func(pane string, data []byte)) (Conn, error)
 
 // ErrClosed is returned by Watch after Close.
 var ErrClosed = errors.New("live: the pool is closed (the server is shutting down)")
@@ -138,13 +139,13 @@ func (p *Pool) Watch(ctx context.Context, sessionID, pane string, output bool) (
 
 	if dialer {
 		// The dial outlives this caller's ctx: other watches may share it.
-		conn, err := p.dial(context.WithoutCancel(ctx), sessionID)
-		if err == nil {
-			conn.OnOutput(func(pane string, data []byte) {
-				p.tap(pane, data)
-				p.wakeOutput(s, pane)
-			})
-		}
+		// Output is taken from the first byte: a view's hook is in place
+		// before its connection can be seen, and must not miss a line
+		// printed after that.
+		conn, err := p.dial(context.WithoutCancel(ctx), sessionID, func(pane string, data []byte) {
+			p.tap(pane, data)
+			p.wakeOutput(s, pane)
+		})
 		p.mu.Lock()
 		s.conn, s.err = conn, err
 		if err != nil {

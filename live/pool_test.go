@@ -80,12 +80,6 @@ func (f *fakeConn) CommandList(_ context.Context, mark func(string), cmds ...[]s
 	return out, nil
 }
 
-func (f *fakeConn) OnOutput(fn func(pane string, data []byte)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.tap = fn
-}
-
 // output feeds data as the pane's %output, as the reader would.
 func (f *fakeConn) output(pane, data string) {
 	f.mu.Lock()
@@ -108,15 +102,18 @@ type fakeDialer struct {
 	conns map[string]*fakeConn
 	fail  error
 	gate  chan struct{} // when set, dials wait for it
+	// attaching is %1's output tmux sends as a dial attaches, before the
+	// dial returns.
+	attaching string
 }
 
-func (d *fakeDialer) dial(ctx context.Context, session string) (Conn, error) {
+func (d *fakeDialer) dial(ctx context.Context, session string, output func(pane string, data []byte)) (Conn, error) {
 	if d.gate != nil {
 		<-d.gate
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.fail != nil {
+		d.mu.Unlock()
 		return nil, d.fail
 	}
 	if d.dials == nil {
@@ -124,7 +121,12 @@ func (d *fakeDialer) dial(ctx context.Context, session string) (Conn, error) {
 	}
 	d.dials[session]++
 	c := newFake()
+	c.tap = output
 	d.conns[session] = c
+	d.mu.Unlock()
+	if d.attaching != "" {
+		c.output("%1", d.attaching)
+	}
 	return c, nil
 }
 

@@ -44,6 +44,28 @@ func TestViewCountsItsPaneOnly(t *testing.T) {
 	}
 }
 
+// Output tmux sends as the connection attaches, before the dial returns,
+// is counted: whoever saw the control client attached (list-clients) and
+// then printed must find the line.
+func TestViewCountsOutputSentWhileAttaching(t *testing.T) {
+	d := &fakeDialer{attaching: "needle\r\n"}
+	p := New(d.dial, time.Hour)
+	defer p.Close()
+	var hooked []string
+	v, rel, _, err := p.View(context.Background(), "$1", "%1", 100, time.Hour, func(l *Lines) {
+		l.OnLine(func(_ uint64, line string) { hooked = append(hooked, line) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rel()
+	var got []string
+	v.Read(func(l *Lines) { got = l.Get(1, l.Newest()) })
+	if len(got) != 1 || got[0] != "needle" || len(hooked) != 1 {
+		t.Errorf("lines %q, hook saw %q; want [needle] in both", got, hooked)
+	}
+}
+
 func TestViewEndsAfterItsKeepTimeUnlessHeld(t *testing.T) {
 	d := &fakeDialer{}
 	p := New(d.dial, 10*time.Millisecond)

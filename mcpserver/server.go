@@ -161,8 +161,8 @@ const LiveIdle = time.Second
 // NewLivePool returns the pool of control-mode connections that waits on
 // c's server share (see package live).
 func NewLivePool(c *tmux.Client) *live.Pool {
-	return live.New(func(ctx context.Context, session string) (live.Conn, error) {
-		ctl, err := c.Control(ctx, session)
+	return live.New(func(ctx context.Context, session string, output func(pane string, data []byte)) (live.Conn, error) {
+		ctl, err := c.ControlWithOutput(ctx, session, output)
 		if errors.Is(err, tmux.ErrNotFound) {
 			return nil, fmt.Errorf("%w; call list_panes for what exists", err)
 		}

@@ -116,6 +116,15 @@ type commandReply struct {
 // looked up first with one tmux call. ctx bounds the attach only; the
 // connection lasts until Close, or until tmux ends it (Done, Err).
 func (c *Client) Control(ctx context.Context, target string) (*Control, error) {
+	return c.ControlWithOutput(ctx, target, nil)
+}
+
+// ControlWithOutput is Control with output as OnOutput's function from the
+// first byte read. Others see the client attached (list-clients) before
+// Control returns, and tmux sends a pane's output from that moment: a
+// function set by OnOutput after Control returned would miss what came in
+// between.
+func (c *Client) ControlWithOutput(ctx context.Context, target string, output func(pane string, data []byte)) (*Control, error) {
 	session := target
 	switch {
 	case ValidSessionID(target):
@@ -154,6 +163,9 @@ func (c *Client) Control(ctx context.Context, target string) (*Control, error) {
 		subs:     map[*subscriber]struct{}{},
 		attached: make(chan error, 1),
 		done:     make(chan struct{}),
+	}
+	if output != nil {
+		cc.tap.Store(&output)
 	}
 	cc.argv = append(append([]string{"-u", "-N"}, c.route.socketArgs()...),
 		"-C", "attach-session", "-E", "-f", "ignore-size", "-t", session)

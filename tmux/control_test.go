@@ -202,6 +202,38 @@ func TestControlOutputIsUnescaped(t *testing.T) {
 	})
 }
 
+// ControlWithOutput's function gets the output a pane printed as soon as
+// it saw the control client in list-clients, which is before the client's
+// attach is answered.
+func TestControlWithOutputFromTheFirstByte(t *testing.T) {
+	s := tmuxtest.Start(t)
+	pane := s.NewSession("ctl", "sh", "-c", `until tmux list-clients -F '#{client_control_mode}' | grep -q 1; do sleep 0.01; done; echo first-byte-marker; exec sleep 3600`)
+	var mu sync.Mutex
+	var tapped []byte
+	got := make(chan struct{})
+	cc, err := s.Client.ControlWithOutput(ctx10(t), "=ctl", func(p string, data []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p == pane && !bytes.Contains(tapped, []byte("first-byte-marker\r\n")) {
+			tapped = append(tapped, data...)
+			if bytes.Contains(tapped, []byte("first-byte-marker\r\n")) {
+				close(got)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the output function got %q in 10 s; want the marker the pane printed once the client was listed", tapped)
+	}
+}
+
 // SubscribeNotices leaves out the panes' output, and only that: the
 // output goes to OnOutput, the window's notifications to the channel, in
 // order behind it.
