@@ -234,13 +234,16 @@ func (s *Server) WaitFor(pane string, ok func(screen string) bool) string {
 	return screen
 }
 
-// Type sends text literally, then Enter when enter is true.
+// Type sends text literally, then Enter when enter is true, in one tmux
+// process (a process costs a test far more than the keys do).
 func (s *Server) Type(pane, text string, enter bool) {
 	s.t.Helper()
-	s.Run("send-keys", "-t", pane, "-l", text)
+	// tmux.Arg: a text ending in ';' would otherwise end the command.
+	args := []string{"send-keys", "-t", pane, "-l", tmux.Arg(text)}
 	if enter {
-		s.Run("send-keys", "-t", pane, "Enter")
+		args = append(args, ";", "send-keys", "-t", pane, "Enter")
 	}
+	s.Run(args...)
 }
 
 // WaitCommand polls until the pane's foreground program is command, for
