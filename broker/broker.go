@@ -299,6 +299,9 @@ func (b *Broker) Serve(ctx context.Context) error {
 	if !b.track(func() { b.stampLoop(ctx) }) {
 		return nil // closed before it served
 	}
+	// Connections are numbered in the order they were accepted, which is the order the
+	// shells connected in (the listener's queue is first in, first out).
+	var accepted uint64
 	for {
 		conn, err := b.ln.AcceptUnix()
 		if err != nil {
@@ -315,7 +318,9 @@ func (b *Broker) Serve(ctx context.Context) error {
 		if _, serr := os.Stat(b.sock); serr != nil {
 			b.cfg.Log.Error("tmux_run broker socket was removed; new runs will answer spawn_failed", slog.String("socket", b.sock))
 		}
-		if !b.track(func() { b.handle(conn) }) {
+		accepted++
+		n := accepted
+		if !b.track(func() { b.handle(conn, n) }) {
 			conn.Close() // accepted as Close began
 		}
 	}
@@ -376,8 +381,8 @@ func (b *Broker) Close() error {
 }
 
 // handle reads the first line of a connection whose peer passed the
-// credential check and routes it.
-func (b *Broker) handle(conn *net.UnixConn) {
+// credential check and routes it; n is its place in the order of accepting.
+func (b *Broker) handle(conn *net.UnixConn, n uint64) {
 	peer, err := b.cfg.Peer(conn)
 	if err != nil {
 		b.cfg.Log.Warn("broker peer credentials", slog.Any("err", err))
@@ -410,7 +415,7 @@ func (b *Broker) handle(conn *net.UnixConn) {
 	case len(f) == 5 && f[0] == WordHello && f[1] == "1":
 		b.hello(conn, r, peer, append(f, "")) // $TMUX empty
 	case len(f) == 2 && f[0] == WordAttach:
-		b.attach(conn, r, peer, f[1])
+		b.attach(conn, r, peer, f[1], n)
 	case len(f) == 3 && f[0] == WordSpawn:
 		b.spawn(conn, r, src, peer, f[1], f[2])
 	case len(f) == 4 && f[0] == WordState:
@@ -494,8 +499,9 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 }
 
 // attach makes a connection the enrolled shell opened for its new prompt the one runs are asked
-// on. Anything else is closed, which tells a shell whose enrollment ended to forget it.
-func (b *Broker) attach(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, eid string) {
+// on (n: its place in the order of accepting). Anything else is closed, which tells a shell
+// whose enrollment ended to forget it.
+func (b *Broker) attach(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, eid string, n uint64) {
 	peer.Close()
 	sh := b.shellByID(eid)
 	if sh == nil || !b.isEnrolledProcess(sh.e, peer) {
@@ -503,8 +509,17 @@ func (b *Broker) attach(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer,
 		conn.Close()
 		return
 	}
-	p := newPrompt(conn, r)
-	if !sh.attach(p) {
+	p := newPrompt(conn, r, n)
+	switch sh.attach(p) {
+	case attachLost:
+		conn.Close()
+		return
+	case attachStale:
+		// Connections are handled side by side, so an earlier prompt's ATTACH (a connection
+		// the shell has closed since) can be read after the current prompt's. Taking it would
+		// close the current one, and the shell, seeing its connection hang up, would end its
+		// enrollment.
+		b.cfg.Log.Info("tmux_run refused a prompt connection older than the one attached", slog.String("pane", sh.e.Pane))
 		conn.Close()
 		return
 	}

@@ -27,6 +27,7 @@ type shell struct {
 
 	mu       sync.Mutex
 	prompt   *prompt       // the connection of the prompt now shown; nil while a command runs
+	newest   uint64        // the accept number of the newest prompt connection attached
 	attached chan struct{} // closed (and replaced) whenever a prompt connection attaches
 	helper   *resident     // the resident helper; nil until a run starts one
 	running  bool          // a run is using helper
@@ -42,6 +43,7 @@ type shell struct {
 // connection) and closes it in preexec, so the person's commands never inherit it.
 type prompt struct {
 	conn    *net.UnixConn
+	n       uint64 // its place in the order the broker accepted connections
 	r       *bufio.Reader
 	replies chan reply    // GO, BUSY, FAIL and ERR lines (a GO's state comes apart: STATE)
 	gone    chan struct{} // closed when the connection ends
@@ -56,17 +58,31 @@ type reply struct {
 	env      []string
 }
 
-func newPrompt(conn *net.UnixConn, r *bufio.Reader) *prompt {
-	return &prompt{conn: conn, r: r, replies: make(chan reply, 8), gone: make(chan struct{})}
+func newPrompt(conn *net.UnixConn, r *bufio.Reader, n uint64) *prompt {
+	return &prompt{conn: conn, r: r, n: n, replies: make(chan reply, 8), gone: make(chan struct{})}
 }
 
-// attach makes p the shell's prompt connection; a previous one is closed.
-func (sh *shell) attach(p *prompt) bool {
+// What shell.attach did with a prompt connection.
+const (
+	attachDone  = iota // it is the prompt connection now
+	attachLost         // the enrollment has ended
+	attachStale        // a newer connection attached before it: the shell has closed it since
+)
+
+// attach makes p the shell's prompt connection; a previous one is closed. A connection the
+// broker accepted before the newest one attached is not taken: the shell opens a prompt's
+// connection only after closing the one before, so an older one is closed already.
+func (sh *shell) attach(p *prompt) int {
 	sh.mu.Lock()
 	if sh.lost {
 		sh.mu.Unlock()
-		return false
+		return attachLost
 	}
+	if p.n < sh.newest {
+		sh.mu.Unlock()
+		return attachStale
+	}
+	sh.newest = p.n
 	old := sh.prompt
 	sh.prompt = p
 	close(sh.attached)
@@ -75,7 +91,7 @@ func (sh *shell) attach(p *prompt) bool {
 	if old != nil {
 		old.conn.Close()
 	}
-	return true
+	return attachDone
 }
 
 // promptOrWait returns the prompt connection, or the channel that closes when one attaches.

@@ -62,6 +62,26 @@ func TestTmuxRunAfterExecZsh(t *testing.T) {
 	}
 }
 
+// The broker reads its connections side by side, so under load the ATTACH of an earlier prompt
+// (a connection the shell has closed since) could be read after the current prompt's, replace
+// it and close it; the shell, seeing its connection hang up, ended its enrollment, and the next
+// run answered enrollment_lost (a flaky failure in CI). Here the earlier connection says ATTACH
+// after the current one for sure: the shell opens it in one command, and writes ATTACH on it from
+// a TRAPALRM at the prompt that follows, whose own connection has attached by then.
+func TestTmuxRunEarlierPromptConnectionReplacesNothing(t *testing.T) {
+	t.Parallel()
+	e := enrollPane(t)
+	sent := filepath.Join(e.ts.Dir, "late-attach")
+	e.typeAndWait(t, `_libtmux_mcp_connect early; TRAPALRM() { [[ -n ${early-} ]] && builtin syswrite -o $early "ATTACH $_libtmux_mcp_eid"$'\n' && : > `+sent+`; unset early }; TMOUT=1`)
+	tmuxtest.WaitFile(t, sent)
+	if _, ok := e.p.stderr.line("refused a prompt connection older than the one attached", 10*time.Second); !ok {
+		t.Fatalf("the earlier connection's ATTACH was not refused; stderr:\n%s", e.p.stderr)
+	}
+	if got := e.stdoutOf(t, "echo still"); got != "still\n" {
+		t.Errorf("stdout %q", got)
+	}
+}
+
 // The person's commands inherit neither the broker connection nor the liveness FIFO: a sleep
 // started at the enrolled prompt holds only its terminal. While a foreground command runs, the
 // broker knows the shell is not at its prompt and says so at once.
