@@ -509,8 +509,8 @@ func (b *Broker) attach(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer,
 		conn.Close()
 		return
 	}
-	p := newPrompt(conn, r, n)
-	switch sh.attach(p) {
+	p := newPrompt(conn, r)
+	switch sh.attach(p, n) {
 	case attachLost:
 		conn.Close()
 		return

@@ -43,7 +43,6 @@ type shell struct {
 // connection) and closes it in preexec, so the person's commands never inherit it.
 type prompt struct {
 	conn    *net.UnixConn
-	n       uint64 // its place in the order the broker accepted connections
 	r       *bufio.Reader
 	replies chan reply    // GO, BUSY, FAIL and ERR lines (a GO's state comes apart: STATE)
 	gone    chan struct{} // closed when the connection ends
@@ -58,8 +57,8 @@ type reply struct {
 	env      []string
 }
 
-func newPrompt(conn *net.UnixConn, r *bufio.Reader, n uint64) *prompt {
-	return &prompt{conn: conn, r: r, n: n, replies: make(chan reply, 8), gone: make(chan struct{})}
+func newPrompt(conn *net.UnixConn, r *bufio.Reader) *prompt {
+	return &prompt{conn: conn, r: r, replies: make(chan reply, 8), gone: make(chan struct{})}
 }
 
 // What shell.attach did with a prompt connection.
@@ -69,20 +68,21 @@ const (
 	attachStale        // a newer connection attached before it: the shell has closed it since
 )
 
-// attach makes p the shell's prompt connection; a previous one is closed. A connection the
-// broker accepted before the newest one attached is not taken: the shell opens a prompt's
-// connection only after closing the one before, so an older one is closed already.
-func (sh *shell) attach(p *prompt) int {
+// attach makes p, the n-th connection the broker accepted, the shell's prompt connection; a
+// previous one is closed. A connection accepted before the newest one attached is not taken:
+// the shell opens a prompt's connection only after closing the one before, so an older one is
+// closed already.
+func (sh *shell) attach(p *prompt, n uint64) int {
 	sh.mu.Lock()
 	if sh.lost {
 		sh.mu.Unlock()
 		return attachLost
 	}
-	if p.n < sh.newest {
+	if n < sh.newest {
 		sh.mu.Unlock()
 		return attachStale
 	}
-	sh.newest = p.n
+	sh.newest = n
 	old := sh.prompt
 	sh.prompt = p
 	close(sh.attached)
