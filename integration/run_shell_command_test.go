@@ -22,9 +22,7 @@ func countingTmux(t testing.TB) (wrapper string, count func() int) {
 	calls := filepath.Join(dir, "calls")
 	wrapper = filepath.Join(dir, "tmux")
 	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	tmuxtest.WriteExecutable(t, wrapper, script)
 	return wrapper, func() int { b, _ := os.ReadFile(calls); return strings.Count(string(b), "\n") }
 }
 

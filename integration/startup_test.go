@@ -35,9 +35,7 @@ func gatedTmux(t *testing.T, fail string) (wrapper string, open func(show func()
 	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\n[ -e '" + opened + "' ] || read _ < '" + gate + "'\n" + then
 	started = func() int { b, _ := os.ReadFile(calls); return strings.Count(string(b), "\n") }
 	wrapper = filepath.Join(dir, "tmux")
-	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	tmuxtest.WriteExecutable(t, wrapper, script)
 	open = func(show func() string) {
 		// The open fails (ENXIO) until a call reads the FIFO; closing the
 		// writer wakes that call, after the later ones were let through.

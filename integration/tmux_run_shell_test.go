@@ -267,9 +267,7 @@ func TestTmuxRunStartsNoTmuxProcess(t *testing.T) {
 	calls := filepath.Join(dir, "calls")
 	wrapper := filepath.Join(dir, "tmux")
 	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	tmuxtest.WriteExecutable(t, wrapper, script)
 	e := invitePane(t, []string{"--tmux-bin", wrapper})
 	e.source(t)
 	e.stdoutOf(t, "true") // the resident helper exists

@@ -240,8 +240,10 @@ func TestWaitCancellation(t *testing.T) {
 		}
 		// The server has stopped the wait once a later call is answered.
 		p.answer("list_panes", map[string]any{})
-		if took := time.Since(begin); took > time.Second {
-			t.Errorf("%s: freed %s after the cancel; want well under 1 s", c.name, took)
+		// A bound, not a figure (usually well under a second): a wait
+		// that went on would last its own timeout, 30 s or more.
+		if took := time.Since(begin); took > 10*time.Second {
+			t.Errorf("%s: freed %s after the cancel; want it freed at once, not at the wait's own timeout", c.name, took)
 		}
 		if c.kept {
 			continue

@@ -20,9 +20,7 @@ func psOnPath(t *testing.T, script string) (log string) {
 	t.Helper()
 	dir := t.TempDir()
 	log = filepath.Join(dir, "calls")
-	if err := os.WriteFile(filepath.Join(dir, "ps"), []byte(strings.ReplaceAll(script, "LOG", log)), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tmuxtest.WriteExecutable(t, filepath.Join(dir, "ps"), strings.ReplaceAll(script, "LOG", log))
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return log
 }

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -28,9 +27,7 @@ func TestRunShellCommandCancelledWhileTypingByProcess(t *testing.T) {
 	typed := filepath.Join(ts.Dir, "typed")
 	slow := filepath.Join(ts.Dir, "slow-tmux")
 	script := "#!/bin/sh\ncase \" $* \" in\n*\" send-keys \"*) '" + real + "' \"$@\"; rc=$?; : > '" + typed + "'; sleep 30; exit $rc;;\nesac\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(slow, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	tmuxtest.WriteExecutable(t, slow, script)
 	c, err := tmux.NewClient(tmux.Route{SocketPath: ts.Socket, Bin: slow}, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -245,9 +245,7 @@ func newBroker(t *testing.T) *broker {
 	t.Helper()
 	dir := tmuxtest.ShortTempDir(t, "ss it's ")
 	b := &broker{t: t, dir: dir, sock: filepath.Join(dir, "b.sock"), helper: filepath.Join(dir, "the helper")}
-	if err := os.WriteFile(b.helper, []byte(fakeHelper), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	tmuxtest.WriteExecutable(t, b.helper, fakeHelper)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: b.sock, Net: "unix"})
 	if err != nil {
 		t.Fatal(err)

@@ -565,9 +565,7 @@ func TestControlNoServer(t *testing.T) {
 func TestControlServerDiesWhileAttaching(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "tmux")
 	script := "#!/bin/sh\nprintf '%%exit server exited unexpectedly\\n'\nexit 1\n"
-	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	tmuxtest.WriteExecutable(t, bin, script)
 	c, err := tmux.NewClient(tmux.Route{Bin: bin, SocketPath: "/nonexistent/s"}, tmux.DefaultTimeout)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 func TestState(t *testing.T) {
@@ -72,9 +74,7 @@ func TestShellAtPromptWithoutAnswer(t *testing.T) {
 	t.Cleanup(ForcePS())
 	dir := t.TempDir()
 	script := "#!/bin/sh\necho 'ps: keyword tpgid unknown' >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(dir, "ps"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tmuxtest.WriteExecutable(t, filepath.Join(dir, "ps"), script)
 	t.Setenv("PATH", dir)
 	ok, err := ShellAtPrompt(os.Getpid())
 	if ok || err == nil || !strings.Contains(err.Error(), "keyword tpgid unknown") || !strings.Contains(err.Error(), "ps ax -o") {
