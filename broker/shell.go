@@ -61,18 +61,20 @@ func newPrompt(conn *net.UnixConn, r *bufio.Reader) *prompt {
 	return &prompt{conn: conn, r: r, replies: make(chan reply, 8), gone: make(chan struct{})}
 }
 
-// What shell.attach did with a prompt connection.
+// attachOutcome is what shell.attach did with a prompt connection.
+type attachOutcome int
+
 const (
-	attachDone  = iota // it is the prompt connection now
-	attachLost         // the enrollment has ended
-	attachStale        // a newer connection attached before it: the shell has closed it since
+	attachDone  attachOutcome = iota // it is the prompt connection now
+	attachLost                       // the enrollment has ended
+	attachStale                      // a newer connection attached before it: the shell has closed it since
 )
 
 // attach makes p, the n-th connection the broker accepted, the shell's prompt connection; a
 // previous one is closed. A connection accepted before the newest one attached is not taken:
 // the shell opens a prompt's connection only after closing the one before, so an older one is
 // closed already.
-func (sh *shell) attach(p *prompt, n uint64) int {
+func (sh *shell) attach(p *prompt, n uint64) attachOutcome {
 	sh.mu.Lock()
 	if sh.lost {
 		sh.mu.Unlock()

@@ -10,20 +10,41 @@ import (
 	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
-// countingTmux writes a --tmux-bin wrapper that logs each of its calls to
-// a file and runs the real tmux; count reads how many calls it logged.
-func countingTmux(t testing.TB) (wrapper string, count func() int) {
+// tmuxCalls is a --tmux-bin wrapper that logs each of its calls to a file
+// and runs the real tmux.
+type tmuxCalls struct {
+	t       testing.TB
+	wrapper string // the program to pass as --tmux-bin
+	file    string // its log, a line per call
+}
+
+// countingTmux writes a tmuxCalls wrapper in a directory of the test's own.
+func countingTmux(t testing.TB) tmuxCalls {
 	t.Helper()
 	real, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := shortTempDir(t)
-	calls := filepath.Join(dir, "calls")
-	wrapper = filepath.Join(dir, "tmux")
-	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + real + "' \"$@\"\n"
-	tmuxtest.WriteExecutable(t, wrapper, script)
-	return wrapper, func() int { b, _ := os.ReadFile(calls); return strings.Count(string(b), "\n") }
+	c := tmuxCalls{t: t, wrapper: filepath.Join(dir, "tmux"), file: filepath.Join(dir, "calls")}
+	tmuxtest.WriteExecutable(t, c.wrapper, "#!/bin/sh\necho \"$*\" >> '"+c.file+"'\nexec '"+real+"' \"$@\"\n")
+	return c
+}
+
+// log returns the calls logged so far, a line each; none before the first.
+func (c tmuxCalls) log() string {
+	c.t.Helper()
+	b, err := os.ReadFile(c.file)
+	if err != nil && !os.IsNotExist(err) {
+		c.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// count returns how many calls were logged so far.
+func (c tmuxCalls) count() int {
+	c.t.Helper()
+	return strings.Count(c.log(), "\n")
 }
 
 // bashPane starts an interactive bash without rc files, prompt "$ ".
@@ -50,8 +71,8 @@ func TestRunShellCommandStartsNoTmuxProcess(t *testing.T) {
 			} else {
 				pane = ts.ZshSession("z")
 			}
-			wrapper, count := countingTmux(t)
-			p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", wrapper)
+			calls := countingTmux(t)
+			p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", calls.wrapper)
 			args := map[string]any{"paneId": pane, "command": "true"}
 			obj, _ := p.answer("run_shell_command", args) // the pane is watched from here on
 			view := viewEpoch(t, obj)
@@ -60,7 +81,7 @@ func TestRunShellCommandStartsNoTmuxProcess(t *testing.T) {
 			// allowed, not expected; most runs must find their view.
 			reopened := 0
 			for i := range 20 {
-				before := count()
+				before := calls.count()
 				obj, text := p.answer("run_shell_command", args)
 				if obj["exitStatus"] != float64(0) {
 					t.Fatalf("run %d: %s", i, text)
@@ -71,9 +92,8 @@ func TestRunShellCommandStartsNoTmuxProcess(t *testing.T) {
 					reopened++
 					continue
 				}
-				if n := count() - before; n != 0 {
-					b, _ := os.ReadFile(filepath.Join(filepath.Dir(wrapper), "calls"))
-					t.Errorf("run %d on the pane's view started %d tmux processes; want none:\n%s", i, n, b)
+				if n := calls.count() - before; n != 0 {
+					t.Errorf("run %d on the pane's view started %d tmux processes; want none:\n%s", i, n, calls.log())
 				}
 			}
 			if reopened > 2 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -259,36 +258,20 @@ func TestTmuxRunRespawnedPaneWithSurvivingShell(t *testing.T) {
 // shell agreed, off the runs' path and coalesced). The last run's stamp does reach the pane.
 func TestTmuxRunStartsNoTmuxProcess(t *testing.T) {
 	t.Parallel()
-	real, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := shortTempDir(t)
-	calls := filepath.Join(dir, "calls")
-	wrapper := filepath.Join(dir, "tmux")
-	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec '" + real + "' \"$@\"\n"
-	tmuxtest.WriteExecutable(t, wrapper, script)
-	e := invitePane(t, []string{"--tmux-bin", wrapper})
+	calls := countingTmux(t)
+	e := invitePane(t, []string{"--tmux-bin", calls.wrapper})
 	e.source(t)
 	e.stdoutOf(t, "true") // the resident helper exists
-	count := func() int {
-		b, err := os.ReadFile(calls)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		return strings.Count(string(b), "\n")
-	}
-	before := count()
+	before := calls.count()
 	const runs = 20
 	var last string
 	for range runs {
 		d := data(t, e.run(t, context.Background(), map[string]any{"script": "true"}))
 		last = d["authorization"].(map[string]any)["run_id"].(string)
 	}
-	t.Logf("%d runs, %d tmux processes", runs, count()-before)
-	if n := count() - before; n >= runs {
-		b, _ := os.ReadFile(calls)
-		t.Errorf("%d runs started %d tmux processes; want fewer than one per run:\n%s", runs, n, b)
+	t.Logf("%d runs, %d tmux processes", runs, calls.count()-before)
+	if n := calls.count() - before; n >= runs {
+		t.Errorf("%d runs started %d tmux processes; want fewer than one per run:\n%s", runs, n, calls.log())
 	}
 	var got string
 	tmuxtest.Eventually(t, 10*time.Second, "the pane's @libtmux_mcp_run naming the last run "+last, func() bool {

@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,10 +14,10 @@ func TestWaitForChannelTwoProcesses(t *testing.T) {
 	t.Parallel()
 	ts := tmuxServer(t)
 	ts.NewSession("c")
-	wrapper, count := countingTmux(t)
-	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", wrapper)
+	calls := countingTmux(t)
+	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", calls.wrapper)
 	p.answer("list_sessions", map[string]any{}) // start-up's own calls are done
-	before := count()
+	before := calls.count()
 	type answer struct {
 		obj  map[string]any
 		text string
@@ -42,8 +40,7 @@ func TestWaitForChannelTwoProcesses(t *testing.T) {
 	if a.obj["outcome"] != "signalled" {
 		t.Fatalf("wait_for_channel: %s; want signalled", a.text)
 	}
-	if n := count() - before; n != 2 {
-		b, _ := os.ReadFile(filepath.Join(filepath.Dir(wrapper), "calls"))
-		t.Errorf("the wait started %d tmux processes; want 2:\n%s", n, b)
+	if n := calls.count() - before; n != 2 {
+		t.Errorf("the wait started %d tmux processes; want 2:\n%s", n, calls.log())
 	}
 }

@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +16,8 @@ func TestWaitForTextCursorCarriesOn(t *testing.T) {
 	pane := bashPane(t, ts, "w")
 	ts.Type(pane, "echo old-$((40+2))", true)
 	ts.WaitFor(pane, func(s string) bool { return strings.Contains(s, "\nold-42") })
-	wrapper, count := countingTmux(t)
-	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", wrapper)
+	calls := countingTmux(t)
+	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket, "--tmux-bin", calls.wrapper)
 
 	first, text := p.answer("wait_for_text", map[string]any{"paneId": pane, "pattern": "old-42"})
 	if first["outcome"] != "matched" || first["already"] != true {
@@ -30,7 +28,7 @@ func TestWaitForTextCursorCarriesOn(t *testing.T) {
 		t.Fatalf("first wait answered cursor %q; want a cursor in the pane's output (lv1.)", cur)
 	}
 
-	before := count()
+	before := calls.count()
 	for i := range 5 {
 		obj, text := p.answer("wait_for_text", map[string]any{"paneId": pane, "pattern": "old-42", "cursor": cur, "timeoutMs": 50})
 		if obj["outcome"] != "timed_out" {
@@ -40,9 +38,8 @@ func TestWaitForTextCursorCarriesOn(t *testing.T) {
 			t.Errorf("wait %d answered cursor %v; want %s again (nothing new was printed)", i, obj["cursor"], cur)
 		}
 	}
-	if n := count() - before; n != 0 {
-		b, _ := os.ReadFile(filepath.Join(filepath.Dir(wrapper), "calls"))
-		t.Errorf("5 waits on a watched pane started %d tmux processes; want none:\n%s", n, b)
+	if n := calls.count() - before; n != 0 {
+		t.Errorf("5 waits on a watched pane started %d tmux processes; want none:\n%s", n, calls.log())
 	}
 
 	ts.Type(pane, "echo new-$((40+3))", true)
