@@ -91,11 +91,53 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Client.RunConfig(context.Background(), conf, "start-server"); err != nil {
+	out, err := s.Client.RunConfig(context.Background(), conf, "start-server", ";", "display-message", "-p", "#{pid}")
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { exec.Command("tmux", "-S", s.Socket, "kill-server").Run() })
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("the new server's pid: %v (it printed %q)", err, out)
+	}
+	started := startTime(pid)
+	t.Cleanup(func() { s.stop(pid, started) })
 	return s
+}
+
+// stop ends the server at the end of a test. While the process Start saw
+// is still there it gets SIGTERM, which is all tmux's kill-server does
+// (the server sends it to itself), without starting a tmux process: a test
+// pays about 10 ms of CPU on a 2-core machine for each one. When that
+// process is gone, or its start time cannot be read (no /proc), or has
+// changed (another process took its pid), kill-server asks whatever server
+// is on the socket now: a test may have started another one there.
+func (s *Server) stop(pid int, started string) {
+	if started != "" && startTime(pid) == started {
+		if err := syscall.Kill(pid, syscall.SIGTERM); err == nil {
+			return
+		}
+	}
+	exec.Command("tmux", "-S", s.Socket, "kill-server").Run()
+}
+
+// startTime returns process pid's start time in clock ticks since boot
+// (field 22 of /proc/PID/stat), which tells it apart from a later process
+// given the same pid; "" when it cannot be read.
+func startTime(pid int) string {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The fields after the command name, which may itself hold ") ".
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return ""
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19] // field 22; fields[0] is field 3, the state
 }
 
 // Run runs a tmux command on the server and fails the test on error.
@@ -320,11 +362,18 @@ func ExtraFDs(t testing.TB, pid int, settle time.Duration) []string {
 	}
 }
 
-// pollEvery is how often Eventually asks again: state such as a pane's
-// screen or a process table changes without a signal a test can wait on.
-const pollEvery = 20 * time.Millisecond
+// Eventually asks again pollFirst after its first look, then after twice
+// the interval before each time, up to pollMost: state such as a pane's
+// screen or a process table changes without a signal a test can wait on,
+// and a look is often a tmux process (about 10 ms of CPU on a 2-core
+// machine), so a state reached at once is seen within milliseconds while
+// a wait of seconds costs ten looks a second, not fifty.
+const (
+	pollFirst = 10 * time.Millisecond
+	pollMost  = 100 * time.Millisecond
+)
 
-// Eventually calls ok every pollEvery until it returns true, for at most
+// Eventually calls ok (at the intervals above) until it returns true, for at most
 // timeout, and otherwise fails the test: "<what> did not happen within
 // <timeout>", followed by what each show returns then (a pane's screen,
 // the state last seen). ok runs on the test goroutine and may itself fail
@@ -333,6 +382,7 @@ const pollEvery = 20 * time.Millisecond
 func Eventually(t testing.TB, timeout time.Duration, what string, ok func() bool, show ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
+	interval := pollFirst
 	for !ok() {
 		if time.Now().After(deadline) {
 			msg := fmt.Sprintf("%s did not happen within %s", what, timeout)
@@ -341,7 +391,8 @@ func Eventually(t testing.TB, timeout time.Duration, what string, ok func() bool
 			}
 			t.Fatal(msg)
 		}
-		time.Sleep(pollEvery) // the polling interval, not synchronization
+		time.Sleep(interval) // the polling interval, not synchronization
+		interval = min(2*interval, pollMost)
 	}
 }
 
