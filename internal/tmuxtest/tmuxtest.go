@@ -108,11 +108,12 @@ func Start(t testing.TB) *Server {
 // is still there it gets SIGTERM, which is all tmux's kill-server does
 // (the server sends it to itself), without starting a tmux process: a test
 // pays about 10 ms of CPU on a 2-core machine for each one. When that
-// process is gone, or its start time cannot be read (no /proc), or has
-// changed (another process took its pid), kill-server asks whatever server
-// is on the socket now: a test may have started another one there.
+// process is gone (a zombie too: it may never be reaped here), or its
+// start time cannot be read (no /proc), or has changed (another process
+// took its pid), kill-server asks whatever server is on the socket now: a
+// test may have started another one there.
 func (s *Server) stop(pid int, started string) {
-	if started != "" && startTime(pid) == started {
+	if started != "" && !gone(pid) && startTime(pid) == started {
 		if err := syscall.Kill(pid, syscall.SIGTERM); err == nil {
 			return
 		}
@@ -124,20 +125,11 @@ func (s *Server) stop(pid int, started string) {
 // (field 22 of /proc/PID/stat), which tells it apart from a later process
 // given the same pid; "" when it cannot be read.
 func startTime(pid int) string {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	fields, err := statFields(pid)
+	if err != nil || len(fields) < 20 {
 		return ""
 	}
-	// The fields after the command name, which may itself hold ") ".
-	i := strings.LastIndexByte(string(stat), ')')
-	if i < 0 {
-		return ""
-	}
-	fields := strings.Fields(string(stat[i+1:]))
-	if len(fields) < 20 {
-		return ""
-	}
-	return fields[19] // field 22; fields[0] is field 3, the state
+	return fields[19] // field 22
 }
 
 // Run runs a tmux command on the server and fails the test on error.
@@ -171,13 +163,25 @@ func gone(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	fields, err := statFields(pid)
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist)
 	}
-	// The state follows the command name, which may itself hold ") ".
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// statFields returns the fields of /proc/PID/stat that follow the command
+// name (which may itself hold ") "): fields[0] is field 3, the state.
+func statFields(pid int) ([]string, error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, err
+	}
 	i := strings.LastIndexByte(string(stat), ')')
-	return i >= 0 && strings.HasPrefix(string(stat[i:]), ") Z")
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat has no command name: %q", pid, stat)
+	}
+	return strings.Fields(string(stat[i+1:])), nil
 }
 
 // KillPaneProcess sends SIGKILL to the process a pane started (its

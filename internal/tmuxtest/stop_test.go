@@ -1,0 +1,61 @@
+package tmuxtest
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A test's server, and the program in its pane, are gone once the test has
+// ended: Start's cleanup stops the server without a tmux process, and one
+// the test replaced on the same socket is stopped too.
+func TestStartCleanupStopsTheServer(t *testing.T) {
+	t.Parallel()
+	var server, pane, replaced int
+	t.Run("own", func(t *testing.T) {
+		s := Start(t)
+		p := s.NewSession("s", "sleep", "1000")
+		server = pidOf(t, s, "", "#{pid}")
+		pane = pidOf(t, s, p, "#{pane_pid}")
+	})
+	t.Run("replaced", func(t *testing.T) {
+		s := Start(t)
+		s.KillServer()
+		s.NewSession("s", "sh") // a new server on the same socket
+		replaced = pidOf(t, s, "", "#{pid}")
+	})
+	for what, pid := range map[string]int{"the server": server, "its pane's sleep": pane, "the server a test started again": replaced} {
+		Eventually(t, 15*time.Second, what+" (pid "+strconv.Itoa(pid)+") exiting after its test", func() bool { return gone(pid) })
+	}
+}
+
+// pidOf reads a pid format of target ("" for none) from s.
+func pidOf(t *testing.T, s *Server, target, format string) int {
+	t.Helper()
+	args := []string{"display-message", "-p"}
+	if target != "" {
+		args = append(args, "-t", target)
+	}
+	out := s.Run(append(args, format)...)
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("%s: %v (tmux printed %q)", format, err, out)
+	}
+	return pid
+}
+
+// startTime is a running process's, and does not change while it runs.
+func TestStartTime(t *testing.T) {
+	t.Parallel()
+	s := Start(t)
+	pid := pidOf(t, s, "", "#{pid}")
+	first := startTime(pid)
+	if first == "" {
+		t.Fatalf("startTime(%d) of a running tmux server is empty", pid)
+	}
+	s.NewSession("s", "sh")
+	if again := startTime(pid); again != first {
+		t.Errorf("startTime(%d) changed from %s to %s while the process ran", pid, first, again)
+	}
+}
