@@ -205,7 +205,14 @@ func (s *Server) NewSession(name string, command ...string) string {
 	if name != "" {
 		args = append(args, "-s", tmux.Literal(name))
 	}
-	return strings.TrimSpace(s.SizedSession(120, 30, append(args, command...)...))
+	out := s.SizedSession(120, 30, append(args, command...)...)
+	pane := strings.TrimSpace(out)
+	if !strings.HasPrefix(pane, "%") {
+		// Seen once on 3.7c under a load average of 10, with a pane
+		// printing at full speed from its first instant.
+		s.t.Fatalf("new-session -P -F '#{pane_id}' printed %q, not a pane id", out)
+	}
+	return pane
 }
 
 // on32 is a format true on tmux 3.2 and 3.2a.
