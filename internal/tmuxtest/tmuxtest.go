@@ -113,7 +113,7 @@ func Start(t testing.TB) *Server {
 // took its pid), kill-server asks whatever server is on the socket now: a
 // test may have started another one there.
 func (s *Server) stop(pid int, started string) {
-	if started != "" && !gone(pid) && startTime(pid) == started {
+	if f, err := statFields(pid); err == nil && len(f) >= 20 && f[0] != "Z" && started != "" && f[19] == started {
 		if err := syscall.Kill(pid, syscall.SIGTERM); err == nil {
 			return
 		}
@@ -129,7 +129,7 @@ func startTime(pid int) string {
 	if err != nil || len(fields) < 20 {
 		return ""
 	}
-	return fields[19] // field 22
+	return fields[19]
 }
 
 // Run runs a tmux command on the server and fails the test on error.
