@@ -25,11 +25,15 @@ import (
 // RSS within 10 s of the load ending.
 
 const (
-	hostileWaits   = 130 // concurrent waits: the cap (128) admits 128, refuses 2
-	hostileCap     = 128
-	stdioGarbage   = 2000
-	httpGarbage    = 300
-	hostileTimeout = 60 * time.Second
+	hostileWaits = 130 // concurrent waits: the cap (128) admits 128, refuses 2
+	hostileCap   = 128
+	stdioGarbage = 2000
+	httpGarbage  = 300
+	// hostileTimeout bounds the whole load, and the concurrent waits
+	// last as long (hostileEnv raises the server's wait ceiling to it):
+	// under -race beside another package, sending the 2,026 stdio probes
+	// alone took 41 s here, and waits of 30 s timed out before the signal.
+	hostileTimeout = 120 * time.Second
 )
 
 // probe is one frame and what its answer must be.
@@ -374,7 +378,8 @@ func hostileServer(t *testing.T) (ts *tmuxtest.Server, pane, window string) {
 }
 
 func hostileEnv(ts *tmuxtest.Server, extra ...string) []string {
-	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + ts.Dir, "TMUX_TMPDIR=" + ts.Dir}, extra...)
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + ts.Dir, "TMUX_TMPDIR=" + ts.Dir,
+		"LIBTMUX_MCP_WAIT_MAX_MS=" + strconv.FormatInt(hostileTimeout.Milliseconds(), 10)}, extra...)
 }
 
 // warmFrames are one ordinary call of each kind the load makes, before
@@ -400,7 +405,7 @@ const hostileInit = `{"jsonrpc":"2.0","id":"init","method":"initialize","params"
 
 func waitFrame(i int) (id, frame string) {
 	id = fmt.Sprintf(`"wait-%d"`, i)
-	return id, callFrame(id, "wait_for_channel", `{"channel":"hostile","timeoutMs":30000}`)
+	return id, callFrame(id, "wait_for_channel", fmt.Sprintf(`{"channel":"hostile","timeoutMs":%d}`, hostileTimeout.Milliseconds()))
 }
 
 // waitAnswers checks the concurrent waits: the cap's refusals and the rest
