@@ -189,6 +189,7 @@ func (c *Client) ControlWithOutput(ctx context.Context, target string, output fu
 	// not, and WaitDelay's SIGKILL for one that ignores SIGTERM too.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = controlKillDelay
+	endsWithThisProcess(cmd)
 	c.calls.Add(1)
 	err = cmd.Start()
 	inR.Close()
