@@ -53,6 +53,7 @@ func TestKilledServerLeavesNoControlClient(t *testing.T) {
 	ts := tmuxServer(t)
 	pane := ts.NewSession("loud", "sh", "-c", "while :; do echo loud; done")
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
+	// The wait never answers: the server is killed under it.
 	go p.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 30000}})
 	controlClients := func() string {
 		var pids []string

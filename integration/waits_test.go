@@ -189,8 +189,11 @@ func threadsCPU(t testing.TB, pid int) time.Duration {
 	var sum time.Duration
 	for _, f := range files {
 		b, err := os.ReadFile(f)
-		if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 			continue // the thread ended
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		fields := strings.Fields(string(b))
 		if len(fields) == 0 {
