@@ -55,23 +55,14 @@ func TestKilledServerLeavesNoControlClient(t *testing.T) {
 	p := start(t, cleanEnv(t, ts.Dir), "--socket", ts.Socket)
 	// The wait never answers: the server is killed under it.
 	go p.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait_for_text", Arguments: map[string]any{"paneId": pane, "pattern": "never-printed", "timeoutMs": 30000}})
-	controlClients := func() string {
-		var pids []string
-		for _, l := range strings.Split(ts.Run("list-clients", "-F", "#{client_control_mode} #{client_pid}"), "\n") {
-			if pid, ok := strings.CutPrefix(l, "1 "); ok {
-				pids = append(pids, pid)
-			}
-		}
-		return strings.Join(pids, " ")
-	}
-	tmuxtest.Eventually(t, 10*time.Second, "the wait attaching a control client", func() bool { return controlClients() != "" })
+	tmuxtest.Eventually(t, 10*time.Second, "the wait attaching a control client", func() bool { return controlClients(ts) != "" })
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	p.waitExit(20 * time.Second)
 	var left string
 	tmuxtest.Eventually(t, 10*time.Second, "the killed server's control client going", func() bool {
-		left = controlClients()
+		left = controlClients(ts)
 		return left == ""
 	}, func() string { return "control clients (pids): " + left })
 	ts.KillServer() // fails unless the tmux server exits

@@ -322,3 +322,15 @@ func (s *syncBuffer) waitCount(substr string, n int, timeout time.Duration) bool
 		}
 	}
 }
+
+// controlClients is the pids of the control-mode clients attached to ts's
+// server (a wait's or a view's), space-separated; "" when there is none.
+func controlClients(ts *tmuxtest.Server) string {
+	var pids []string
+	for _, l := range strings.Split(ts.Run("list-clients", "-F", "#{client_control_mode} #{client_pid}"), "\n") {
+		if pid, ok := strings.CutPrefix(l, "1 "); ok {
+			pids = append(pids, pid)
+		}
+	}
+	return strings.Join(pids, " ")
+}

@@ -67,7 +67,7 @@ func TestWaitsConcurrent(t *testing.T) {
 	}
 	// Sent behind the waits (once the first of them is blocking in tmux).
 	tmuxtest.Eventually(t, 10*time.Second, "a wait attaching a control client", func() bool {
-		return strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1")
+		return controlClients(ts) != ""
 	})
 	var lists []time.Duration
 	for i := 0; i < 20; i++ {
@@ -163,7 +163,7 @@ func TestWaitForTextIdleCPU(t *testing.T) {
 	// The idle part is measured: from the wait's control client attached
 	// (the call's own start-up is not idle) to its answer.
 	tmuxtest.Eventually(t, 10*time.Second, "the wait attaching a control client", func() bool {
-		return strings.Contains(ts.Run("list-clients", "-F", "#{client_control_mode}"), "1")
+		return controlClients(ts) != ""
 	})
 	before := threadsCPU(t, pid)
 	got := <-answered
@@ -398,7 +398,7 @@ func TestLiveOff(t *testing.T) {
 	if obj["exitStatus"] != float64(4) {
 		t.Errorf("run_shell_command: %v; want exitStatus 4", obj)
 	}
-	if out := ts.Run("list-clients", "-F", "#{client_control_mode}"); strings.Contains(out, "1") {
-		t.Errorf("a control client attached with LIBTMUX_MCP_LIVE=0: %q", out)
+	if pids := controlClients(ts); pids != "" {
+		t.Errorf("a control client attached with LIBTMUX_MCP_LIVE=0: pid %s", pids)
 	}
 }
