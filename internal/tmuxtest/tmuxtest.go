@@ -66,7 +66,7 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { removeServerDir(t, dir) })
 	conf := filepath.Join(dir, "tmux.conf")
 	zdot := filepath.Join(dir, "zdot")
 	if err := os.Mkdir(zdot, 0o700); err != nil {
@@ -119,6 +119,25 @@ func (s *Server) stop(pid int, started string) {
 		}
 	}
 	exec.Command("tmux", "-S", s.Socket, "kill-server").Run()
+}
+
+// removeServerDir removes a test server's directory after the server was
+// told to stop. Its panes' shells may still be exiting then, and a shell
+// writes its history file (zsh's HISTFILE in dir, bash's in dir/home) as
+// it exits: a file created after RemoveAll had read the directory made
+// its last rmdir fail, and such tests left a directory holding only
+// "hist" behind (hundreds a day here). Renamed first, the directory can
+// no longer be reached by the absolute paths the shells were given, so
+// what RemoveAll reads is all it holds.
+func removeServerDir(t testing.TB, dir string) {
+	gone := dir + "-gone"
+	if err := os.Rename(dir, gone); err != nil {
+		t.Errorf("moving the test server's directory aside to remove it: %v", err)
+		gone = dir
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		t.Errorf("removing the test server's directory: %v", err)
+	}
 }
 
 // startTime returns process pid's start time in clock ticks since boot
