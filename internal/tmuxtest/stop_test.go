@@ -1,8 +1,14 @@
 package tmuxtest
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,8 +31,40 @@ func TestStartCleanupStopsTheServer(t *testing.T) {
 		s.NewSession("s", "sh") // a new server on the same socket
 		replaced = pidOf(t, s, "", "#{pid}")
 	})
-	for what, pid := range map[string]int{"the server": server, "its pane's sleep": pane, "the server a test started again": replaced} {
-		Eventually(t, 15*time.Second, what+" (pid "+strconv.Itoa(pid)+") exiting after its test", func() bool { return gone(pid) })
+	// A pane's program may write into the test's directory after the
+	// server was told to stop, as a zsh writes its history when it exits.
+	// This one ignores SIGHUP and creates a file there for as long as the
+	// directory can be reached: the directory must be gone all the same,
+	// and the writer with it.
+	var writer int
+	var dir string
+	t.Run("writer", func(t *testing.T) {
+		s := Start(t)
+		dir = s.Dir
+		p := s.NewSession("s", "bash", "-c", "trap '' HUP; while : >"+s.Dir+"/x; do :; done")
+		WaitFile(t, filepath.Join(s.Dir, "x"))
+		writer = pidOf(t, s, p, "#{pane_pid}")
+	})
+	t.Cleanup(func() { // only when this test fails: the writer never stops by itself
+		if writer > 0 {
+			syscall.Kill(writer, syscall.SIGKILL)
+		}
+	})
+	// leftover says what remains of the writer's test directory.
+	leftover := func() string {
+		var left []string
+		for _, d := range []string{dir, dir + "-gone"} {
+			if names, err := os.ReadDir(d); !errors.Is(err, fs.ErrNotExist) {
+				left = append(left, fmt.Sprintf("%s is still there, holding %d files (%v)", d, len(names), err))
+			}
+		}
+		return strings.Join(left, "; ")
+	}
+	for what, pid := range map[string]int{"the server": server, "its pane's sleep": pane, "the server a test started again": replaced, "the writer": writer} {
+		Eventually(t, 15*time.Second, what+" (pid "+strconv.Itoa(pid)+") exiting after its test", func() bool { return gone(pid) }, leftover)
+	}
+	if left := leftover(); left != "" {
+		t.Errorf("after its test and its writer ended, %s", left)
 	}
 }
 
