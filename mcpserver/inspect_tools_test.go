@@ -472,11 +472,13 @@ func TestSearchPanesPaneLimitForReal(t *testing.T) {
 	ts := tmuxtest.Start(t)
 	first := ts.NewSession("many", "cat")
 	// In batches: tmux 3.7c refuses a command line of more than about
-	// 1,000 arguments.
+	// 1,000 arguments. "cat -" as two arguments: tmux starts cat itself,
+	// where one argument would start a shell to run it (a third of each
+	// window's cost here).
 	for b := 0; b < 4; b++ {
 		args := []string{}
 		for i := 0; i < 50; i++ {
-			args = append(args, "new-window", "-d", "-t", "=many:", "cat", ";")
+			args = append(args, "new-window", "-d", "-t", "=many:", "cat", "-", ";")
 		}
 		ts.Run(args[:len(args)-1]...)
 	}
