@@ -169,3 +169,21 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	tmuxtest.Eventually(t, 15*time.Second, what, ok)
 }
+
+func TestParseAge(t *testing.T) {
+	stat := []byte("42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 12345 1000 100")
+	if got, err := parseAge(stat, []byte("223.45 400.00\n")); err != nil || got != 100*time.Second {
+		t.Errorf("parseAge = %v, %v; want 100s (started at tick 12345, 223.45 s after boot)", got, err)
+	}
+	if got, err := parseAge(stat, []byte("123.00 1.00")); err != nil || got != 0 {
+		t.Errorf("parseAge before its start = %v, %v; want 0", got, err)
+	}
+	for _, bad := range []string{"42 no-paren S 1", "42 (x) S 1 42", "42 (x) S 1 42 42 0 -1 4 1 0 0 0 0 0 0 0 20 0 1 0 tick 1"} {
+		if got, err := parseAge([]byte(bad), []byte("1.0 1.0")); err == nil {
+			t.Errorf("parseAge(%q) = %v; want an error", bad, got)
+		}
+	}
+	if _, err := parseAge(stat, []byte("x y")); err == nil {
+		t.Error("parseAge with an unreadable uptime: no error")
+	}
+}

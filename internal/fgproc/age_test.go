@@ -1,0 +1,54 @@
+package fgproc
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestParseEtime(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"00:03":       3 * time.Second,
+		"1:05":        65 * time.Second,
+		"02:00:01":    2*time.Hour + time.Second,
+		"3-04:05:06":  3*24*time.Hour + 4*time.Hour + 5*time.Minute + 6*time.Second,
+		"120-00:00:0": 120 * 24 * time.Hour,
+	} {
+		if got, err := parseEtime(in); err != nil || got != want {
+			t.Errorf("parseEtime(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "5", "a:b", "1-02:03", "-1:00", "1:-2", "1:2:3:4", "ELAPSED"} {
+		if got, err := parseEtime(in); err == nil {
+			t.Errorf("parseEtime(%q) = %v; want an error", in, got)
+		}
+	}
+}
+
+// Age of a process just started is under a second, from /proc and from
+// ps alike, and grows; a process that is gone is an error.
+func TestAge(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for _, viaPS := range []bool{false, true} {
+		if viaPS {
+			defer ForcePS()()
+		}
+		age, err := Age(cmd.Process.Pid)
+		if err != nil || age < 0 || age > 2*time.Second {
+			t.Errorf("Age of a process just started (ps: %v) = %v, %v; want under 2 s", viaPS, age, err)
+		}
+		if own, err := Age(os.Getpid()); err != nil || own < age-time.Second {
+			t.Errorf("Age of this test process (ps: %v) = %v, %v; want at least the sleep's %v, to ps's second", viaPS, own, err, age)
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if age, err := Age(cmd.Process.Pid); err == nil {
+		t.Errorf("Age of a process reaped = %v; want an error", age)
+	}
+}
