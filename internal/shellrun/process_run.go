@@ -22,10 +22,20 @@ func (e *Engine) runByProcess(ctx context.Context, in Request, run *shellRun) (R
 		return Result{}, err
 	}
 	defer e.host.InputTo(in.Pane)()
-	shell := strings.TrimPrefix(c.Pane.CurrentCommand, "-")
 	if err := e.promptCheck(ctx, nil, in.Pane, c.Pane.CurrentCommand, c.Pane.PID, c.Pane.TTY, time.Now().Add(readingSettles)); err != nil {
-		return Result{}, err
+		// A shell still reading its startup files: once at its prompt,
+		// the pane is checked again from the start.
+		if !e.awaitStartup(ctx, c.Pane) {
+			return Result{}, err
+		}
+		if c, err = e.host.Check(ctx, nil, in.Pane, in.Force); err != nil {
+			return Result{}, err
+		}
+		if err := e.promptCheck(ctx, nil, in.Pane, c.Pane.CurrentCommand, c.Pane.PID, c.Pane.TTY, time.Now().Add(readingSettles)); err != nil {
+			return Result{}, err
+		}
 	}
+	shell := strings.TrimPrefix(c.Pane.CurrentCommand, "-")
 	exe, err := e.tmux.Executable()
 	if err != nil {
 		return Result{}, fmt.Errorf("find the tmux program for the completion signal: %w", err)

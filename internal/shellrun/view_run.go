@@ -32,6 +32,7 @@ func (e *Engine) runOnView(ctx context.Context, in Request, run *shellRun) (res 
 	settle := time.Now().Add(readingSettles) // this call's looks at a shell reading input
 	g, guarded := e.guards.get(in.Pane)
 	guarded = guarded && in.Force == "" && g.session == v.Session() && e.guardUsable(ctx, in.Pane, g, settle)
+	waited := false // for the shell's startup files, once
 	for {
 		at := g
 		if !guarded {
@@ -53,6 +54,11 @@ func (e *Engine) runOnView(ctx context.Context, in Request, run *shellRun) (res 
 				}
 			}
 			if err := e.promptCheck(ctx, v, in.Pane, c.Pane.CurrentCommand, c.Pane.PID, c.Pane.TTY, settle); err != nil {
+				if !waited && e.awaitStartup(ctx, c.Pane) {
+					// At its prompt now: the pane is checked again.
+					waited, settle = true, time.Now().Add(readingSettles)
+					continue
+				}
 				abandon()
 				return res, err, true
 			}
