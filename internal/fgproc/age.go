@@ -3,6 +3,7 @@ package fgproc
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strconv"
@@ -37,7 +38,8 @@ func psAge(pid int) (time.Duration, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		if len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0 {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0 {
 			// procps, macOS and the BSDs exit 1 with nothing printed for a
 			// pid they do not list.
 			return 0, fmt.Errorf("process %d: %w (ps does not list it)", pid, errNoProcess)

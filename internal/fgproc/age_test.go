@@ -1,6 +1,7 @@
 package fgproc
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
@@ -50,5 +51,14 @@ func TestAge(t *testing.T) {
 	cmd.Wait()
 	if age, err := Age(cmd.Process.Pid); err == nil {
 		t.Errorf("Age of a process reaped = %v; want an error", age)
+	}
+}
+
+// Without ps, Age through ps says so: never that the process is gone.
+func TestAgeWithoutPS(t *testing.T) {
+	defer ForcePS()()
+	t.Setenv("PATH", t.TempDir())
+	if age, err := Age(os.Getpid()); err == nil || errors.Is(err, errNoProcess) {
+		t.Errorf("Age without ps = %v, %v; want an error that is not errNoProcess", age, err)
 	}
 }
