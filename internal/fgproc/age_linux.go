@@ -11,7 +11,25 @@ import (
 	"time"
 )
 
-func init() { readAge = procAge }
+func init() {
+	readAge = procAge
+	readArgs = procArgs
+}
+
+// procArgs reads process pid's arguments from /proc/PID/cmdline, and asks
+// ps when /proc cannot answer.
+func procArgs(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, selfErr := os.Stat("/proc/self/stat"); selfErr == nil {
+			return nil, fmt.Errorf("process %d: %w (/proc does not list it)", pid, errNoProcess)
+		}
+	}
+	if err != nil {
+		return psArgsOf(pid)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
+}
 
 // userHZ is the unit of the start time in /proc/PID/stat: USER_HZ, which
 // Linux fixes at 100 for programs on every architecture Go builds for.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,5 +61,44 @@ func TestAgeWithoutPS(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	if age, err := Age(os.Getpid()); err == nil || errors.Is(err, errNoProcess) {
 		t.Errorf("Age without ps = %v, %v; want an error that is not errNoProcess", age, err)
+	}
+}
+
+func TestCommandString(t *testing.T) {
+	for args, want := range map[string]bool{
+		"bash -c cat":           true,
+		"-bash":                 false,
+		"bash --rcfile x -i":    false,
+		"zsh -i":                false,
+		"sh -ec true":           true,
+		"bash -lc make":         true,
+		"bash -ic make":         false,
+		"bash --norc script.sh": false,
+		"zsh":                   false,
+		"":                      false,
+	} {
+		if got := commandString(strings.Fields(args)); got != want {
+			t.Errorf("commandString(%q) = %v; want %v", args, got, want)
+		}
+	}
+}
+
+// CommandString reads a running shell's arguments, from /proc and from ps.
+func TestCommandStringOfAProcess(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30; true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for _, viaPS := range []bool{false, true} {
+		if viaPS {
+			defer ForcePS()()
+		}
+		if cs, err := CommandString(cmd.Process.Pid); err != nil || !cs {
+			t.Errorf("CommandString of sh -c (ps: %v) = %v, %v; want true", viaPS, cs, err)
+		}
+		if cs, err := CommandString(os.Getpid()); err != nil || cs {
+			t.Errorf("CommandString of this test (ps: %v) = %v, %v; want false", viaPS, cs, err)
+		}
 	}
 }
