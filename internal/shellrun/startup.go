@@ -25,15 +25,21 @@ const startupGrace = 10 * time.Second
 // with no child there (fgproc: at its prompt, or about to draw it),
 // looking every readingPoll, until the shell is startupGrace old or ctx
 // ends. It reports whether the shell got there, so the caller checks the
-// pane again; false for a pane that shows something, an older process,
-// one whose facts cannot be read, or one that did not get there in time
-// (the caller's refusal stands).
+// pane again; false for a pane that shows something, an older process, a
+// shell started with a command string (-c), one whose facts cannot be
+// read, or one that did not get there in time (the caller's refusal
+// stands).
 func (e *Engine) awaitStartup(ctx context.Context, p tmux.Pane) bool {
 	if p.CursorX != 0 || p.CursorY != 0 || p.HistorySize != 0 {
 		return false
 	}
 	age, err := fgproc.Age(p.PID)
 	if err != nil || age >= startupGrace {
+		return false
+	}
+	// A shell started with a command string (bash -c '…') reads no
+	// startup files and never shows a prompt: its child is its work.
+	if cs, err := fgproc.CommandString(p.PID); err != nil || cs {
 		return false
 	}
 	start := time.Now()
