@@ -37,16 +37,20 @@ func TestStartCleanupStopsTheServer(t *testing.T) {
 	// directory can be reached: the directory must be gone all the same,
 	// and the writer with it.
 	var writer int
-	var dir string
+	var writerStarted, dir string
 	t.Run("writer", func(t *testing.T) {
 		s := Start(t)
 		dir = s.Dir
 		p := s.NewSession("s", "bash", "-c", "trap '' HUP; while : >"+s.Dir+"/x; do :; done")
 		WaitFile(t, filepath.Join(s.Dir, "x"))
 		writer = pidOf(t, s, p, "#{pane_pid}")
+		writerStarted = startTime(writer)
 	})
-	t.Cleanup(func() { // only when this test fails: the writer never stops by itself
-		if writer > 0 {
+	t.Cleanup(func() {
+		// Only when this test fails is the writer still there (it never
+		// stops by itself); the start time keeps a later process given
+		// its pid out of reach.
+		if writer > 0 && writerStarted != "" && startTime(writer) == writerStarted {
 			syscall.Kill(writer, syscall.SIGKILL)
 		}
 	})
