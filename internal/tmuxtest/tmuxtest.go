@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,7 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { removeServerDir(t, dir) })
+	t.Cleanup(func() { removeDir(t, dir) })
 	conf := filepath.Join(dir, "tmux.conf")
 	zdot := filepath.Join(dir, "zdot")
 	if err := os.Mkdir(zdot, 0o700); err != nil {
@@ -121,25 +122,30 @@ func (s *Server) stop(pid int, started string) {
 	exec.Command("tmux", "-S", s.Socket, "kill-server").Run()
 }
 
-// removeServerDir removes a test server's directory after the server was
-// told to stop. Its panes' shells may still be exiting then, and a shell
-// writes its history file (zsh's HISTFILE in dir, bash's in dir/home) as
-// it exits: a file created after RemoveAll had read the directory made
-// its last rmdir fail, and such tests left a directory holding only
-// "hist" behind (hundreds a day here). Renamed first, the directory can
-// no longer be reached by the absolute paths the shells were given, so
-// what RemoveAll reads is all it holds.
-func removeServerDir(t testing.TB, dir string) {
+// removeDir removes a test's directory (a test server's, or one of
+// ShortTempDir's) when the test ends. Programs it started may still write
+// there then: a shell writes its history file (zsh's HISTFILE in a
+// server's directory, bash's in its home) as it exits, and a background
+// job a test left may write its mark. A file created after RemoveAll had
+// read the directory made its last rmdir fail, and such tests left a
+// directory behind (hundreds a day here, each holding "hist" or a
+// forger's mark). Renamed first, the directory can no longer be reached
+// by the absolute paths those programs were given, so what RemoveAll reads
+// is all it holds. A directory the test removed itself is no error.
+// (TestStartCleanupStopsTheServer plays a program that keeps writing.)
+func removeDir(t testing.TB, dir string) {
 	gone := dir + "-gone"
-	if err := os.Rename(dir, gone); err != nil {
-		t.Errorf("moving the test server's directory aside to remove it: %v", err)
+	if err := os.Rename(dir, gone); errors.Is(err, fs.ErrNotExist) {
+		return
+	} else if err != nil {
+		t.Errorf("moving the test's directory aside to remove it: %v", err)
 		gone = dir
 	}
 	// A second pass takes a file whose creation had begun before the
 	// rename and ended after the first pass read the directory.
 	if os.RemoveAll(gone) != nil {
 		if err := os.RemoveAll(gone); err != nil {
-			t.Errorf("removing the test server's directory: %v", err)
+			t.Errorf("removing the test's directory: %v", err)
 		}
 	}
 }
@@ -453,14 +459,14 @@ func NeedTiming(t testing.TB) {
 // ShortTempDir makes a private (0700) directory named from pattern as
 // os.MkdirTemp does, with a short path under the system's temporary
 // directory: tmux and broker socket paths must stay under 108 bytes, and
-// t.TempDir's can be longer. It is removed in t.Cleanup.
+// t.TempDir's can be longer. It is removed in t.Cleanup (removeDir).
 func ShortTempDir(t testing.TB, pattern string) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { removeDir(t, dir) })
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
