@@ -28,9 +28,21 @@ func Age(pid int) (time.Duration, error) {
 
 // psAge reads process pid's elapsed time from one run of ps.
 func psAge(pid int) (time.Duration, error) {
+	out, err := psOf(pid, "etime=")
+	if err != nil {
+		return 0, err
+	}
+	return parseEtime(out)
+}
+
+// psOf runs ps for process pid alone with one column (keyword, titled
+// "" so no header is printed) and returns what it printed, trimmed. A pid
+// ps does not list is errNoProcess: procps, macOS and the BSDs exit 1
+// with nothing printed; a missing or failing ps is another error.
+func psOf(pid int, keyword string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), psTimeout)
 	defer cancel()
-	args := []string{"-o", "etime=", "-p", strconv.Itoa(pid)}
+	args := []string{"-o", keyword, "-p", strconv.Itoa(pid)}
 	cmd := exec.CommandContext(ctx, "ps", args...)
 	cmd.Env = []string{"LC_ALL=C"} // as psFamily's
 	cmd.WaitDelay = time.Second
@@ -40,13 +52,11 @@ func psAge(pid int) (time.Duration, error) {
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0 {
-			// procps, macOS and the BSDs exit 1 with nothing printed for a
-			// pid they do not list.
-			return 0, fmt.Errorf("process %d: %w (ps does not list it)", pid, errNoProcess)
+			return "", fmt.Errorf("process %d: %w (ps does not list it)", pid, errNoProcess)
 		}
-		return 0, fmt.Errorf("ps %s: %w: %.200s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("ps %s: %w: %.200s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	return parseEtime(strings.TrimSpace(string(out)))
+	return strings.TrimSpace(string(out)), nil
 }
 
 // parseEtime reads ps's etime, "[[dd-]hh:]mm:ss".

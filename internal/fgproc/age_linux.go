@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -19,11 +18,9 @@ func init() {
 // procArgs reads process pid's arguments from /proc/PID/cmdline, and asks
 // ps when /proc cannot answer.
 func procArgs(pid int) ([]string, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, selfErr := os.Stat("/proc/self/stat"); selfErr == nil {
-			return nil, fmt.Errorf("process %d: %w (/proc does not list it)", pid, errNoProcess)
-		}
+	b, err := procFile(pid, "cmdline")
+	if errors.Is(err, errNoProcess) {
+		return nil, err
 	}
 	if err != nil {
 		return psArgsOf(pid)
@@ -39,11 +36,9 @@ const userHZ = 100
 // clock ticks since boot) against the time since boot (/proc/uptime),
 // and asks ps when /proc cannot answer.
 func procAge(pid int) (time.Duration, error) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, selfErr := os.Stat("/proc/self/stat"); selfErr == nil {
-			return 0, fmt.Errorf("process %d: %w (/proc does not list it)", pid, errNoProcess)
-		}
+	stat, err := procFile(pid, "stat")
+	if errors.Is(err, errNoProcess) {
+		return 0, err
 	}
 	if err != nil {
 		return psAge(pid)

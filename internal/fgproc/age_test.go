@@ -31,11 +31,7 @@ func TestParseEtime(t *testing.T) {
 // Age of a process just started is under a second, from /proc and from
 // ps alike, and grows; a process that is gone is an error.
 func TestAge(t *testing.T) {
-	cmd := exec.Command("sleep", "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd := started(t, "sleep", "30")
 	for _, viaPS := range []bool{false, true} {
 		if viaPS {
 			defer ForcePS()()
@@ -85,11 +81,7 @@ func TestCommandString(t *testing.T) {
 
 // CommandString reads a running shell's arguments, from /proc and from ps.
 func TestCommandStringOfAProcess(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "sleep 30; true")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd := started(t, "sh", "-c", "sleep 30; true")
 	for _, viaPS := range []bool{false, true} {
 		if viaPS {
 			defer ForcePS()()
@@ -101,4 +93,15 @@ func TestCommandStringOfAProcess(t *testing.T) {
 			t.Errorf("CommandString of this test (ps: %v) = %v, %v; want false", viaPS, cs, err)
 		}
 	}
+}
+
+// started starts a program that the test's end kills.
+func started(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
 }

@@ -1,15 +1,6 @@
 package fgproc
 
-import (
-	"bytes"
-	"context"
-	"errors"
-	"fmt"
-	"os/exec"
-	"strconv"
-	"strings"
-	"time"
-)
+import "strings"
 
 // readArgs reads process pid's arguments. ps answers unless a _linux.go
 // file puts /proc first.
@@ -51,21 +42,9 @@ func commandString(args []string) bool {
 // psArgsOf reads process pid's arguments from one run of ps, split at
 // spaces (ps joins them with one): enough to find the options.
 func psArgsOf(pid int) ([]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), psTimeout)
-	defer cancel()
-	args := []string{"-o", "args=", "-p", strconv.Itoa(pid)}
-	cmd := exec.CommandContext(ctx, "ps", args...)
-	cmd.Env = []string{"LC_ALL=C"} // as psFamily's
-	cmd.WaitDelay = time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := psOf(pid, "args=")
 	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0 {
-			return nil, fmt.Errorf("process %d: %w (ps does not list it)", pid, errNoProcess)
-		}
-		return nil, fmt.Errorf("ps %s: %w: %.200s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return nil, err
 	}
-	return strings.Fields(string(out)), nil
+	return strings.Fields(out), nil
 }

@@ -33,12 +33,11 @@ func procFamily(pid int) (proc, []proc, error) {
 // children are all of them).
 func procfsFamily(pid int) (proc, []proc, error) {
 	id := strconv.Itoa(pid)
-	shell, err := readStat(id)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, selfErr := os.Stat("/proc/self/stat"); selfErr == nil {
-			return proc{}, nil, fmt.Errorf("process %d: %w (/proc does not list it)", pid, errNoProcess)
-		}
+	b, err := procFile(pid, "stat")
+	if err != nil {
+		return proc{}, nil, err
 	}
+	shell, err := parseStat(b)
 	if err != nil {
 		return proc{}, nil, err
 	}
@@ -58,6 +57,18 @@ func procfsFamily(pid int) (proc, []proc, error) {
 		kids = append(kids, p)
 	}
 	return shell, kids, nil
+}
+
+// procFile reads /proc/PID/NAME. A process /proc does not list (while
+// /proc itself answers) is errNoProcess; any other error is /proc's.
+func procFile(pid int, name string) ([]byte, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, selfErr := os.Stat("/proc/self/stat"); selfErr == nil {
+			return nil, fmt.Errorf("process %d: %w (/proc does not list it)", pid, errNoProcess)
+		}
+	}
+	return b, err
 }
 
 // readStat reads the fields of /proc/PID/stat that a proc holds.
