@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,31 +80,6 @@ func FirstLine(command string) string {
 	return first
 }
 
-// sweepNew removes the claim files that processes which died while taking a
-// claim left before they linked them: unlocked, and older than a minute (a
-// live taker locks its new file at once, and links or removes it at once).
-func sweepNew(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.Contains(e.Name(), newInfix) {
-			continue
-		}
-		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < time.Minute {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		if f, err := privfile.OpenNoFollow(path, os.O_RDONLY, 0); err == nil {
-			if ok, _ := privfile.TryLock(f); ok {
-				os.Remove(path)
-			}
-			f.Close()
-		}
-	}
-}
-
 // BusyError is the refusal of a claim another process holds.
 type BusyError struct {
 	Pane   string
@@ -145,9 +119,7 @@ func (s *Set) Take(pane string, h Holder) (*Claim, error) {
 	fail := func(err error) (*Claim, error) {
 		return nil, fmt.Errorf("take the claim of pane %s: %w", pane, err)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	tmp := path + newInfix + strconv.Itoa(h.PID) + "-" + hex.EncodeToString(b)
+	tmp := newName(path)
 	f, err := privfile.OpenNoFollow(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fail(err)
@@ -209,8 +181,16 @@ func (s *Set) Take(pane string, h Holder) (*Claim, error) {
 // takeBackoff is Take's wait before it looks again at a file that changed hands.
 const takeBackoff = 100 * time.Microsecond
 
-// newInfix marks the name of a claim file not yet linked to its pane's.
+// newInfix marks the name of a file not yet linked or renamed to its own: a new claim, a
+// new server marker.
 const newInfix = ".new-"
+
+// newName is a name beside path for a new file, unique to this process and this call.
+func newName(path string) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return path + newInfix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
+}
 
 // look reads the claim file at path. held is its holder when a live process
 // holds its lock (PID 0 when the file went away, or changed hands, while it

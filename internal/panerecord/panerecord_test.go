@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 // and while holding make MARKER exclusively and remove it: a second holder
 // at the same moment finds it there.
 func child(mode string) int {
-	set, err := For("/test/socket", 42)
+	set, err := For("/test/socket", 1)
 	if err != nil {
 		fmt.Println(err)
 		return 2
@@ -81,11 +81,11 @@ func private(t testing.TB) {
 
 func TestTakeRefuseRelease(t *testing.T) {
 	private(t)
-	a, err := For("/test/socket", 42)
+	a, err := For("/test/socket", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := mustFor(t, "/test/socket", 42)
+	b := mustFor(t, "/test/socket", 1)
 	c, err := a.Take("%1", Holder{Tool: "run_shell_command", Command: "make test\nsecond line", Handle: "rsc-1"})
 	if err != nil || c.Gone != nil {
 		t.Fatalf("Take on a free pane: %v, gone %v", err, c.Gone)
@@ -108,7 +108,7 @@ func TestTakeRefuseRelease(t *testing.T) {
 	} else {
 		c2.Release()
 	}
-	other := mustFor(t, "/test/socket", 43)
+	other := mustFor(t, "/test/socket", os.Getpid())
 	if c3, err := other.Take("%1", Holder{}); err != nil {
 		t.Errorf("Take on another server's pane: %v", err)
 	} else {
@@ -142,7 +142,7 @@ func TestKilledHolderIsTakenOver(t *testing.T) {
 	if line != "held\n" {
 		t.Fatalf("child: %q, %v", line, err)
 	}
-	set := mustFor(t, "/test/socket", 42)
+	set := mustFor(t, "/test/socket", 1)
 	var busy *BusyError
 	if _, err := set.Take("%1", Holder{}); !errors.As(err, &busy) || busy.Holder.PID != cmd.Process.Pid {
 		t.Fatalf("Take while the child holds: %v; want busy naming pid %d", err, cmd.Process.Pid)
@@ -209,7 +209,7 @@ func TestPrivateDirectoryRequired(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := For("/test/socket", 42); err == nil || !strings.Contains(err.Error(), "not a private directory") {
+	if _, err := For("/test/socket", 1); err == nil || !strings.Contains(err.Error(), "not a private directory") {
 		t.Errorf("For with a 0755 claims directory: %v; want a refusal", err)
 	}
 }
@@ -228,8 +228,8 @@ func BenchmarkTakeRelease(b *testing.B) {
 
 func TestInputRecords(t *testing.T) {
 	private(t)
-	a := mustFor(t, "/test/socket", 42)
-	b, err := For("/test/socket", 42)
+	a := mustFor(t, "/test/socket", 1)
+	b, err := For("/test/socket", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func BenchmarkInputBegins(b *testing.B) {
 // benchSet is a Set in a private runtime directory of the benchmark's own.
 func benchSet(b *testing.B) *Set {
 	private(b)
-	return mustFor(b, "/bench/socket", 42)
+	return mustFor(b, "/bench/socket", 1)
 }
 
 // mustFor is For, failing the test on an error.
@@ -290,4 +290,31 @@ func mustFor(t testing.TB, socket string, serverPID int) *Set {
 		t.Fatal(err)
 	}
 	return set
+}
+
+// BenchmarkForBesideStaleRecords is what a process pays to open a server's records (once per
+// tmux server it serves) in a directory that also holds 8,800 input records of servers that are
+// gone, an hour old, as a developer's held after a day of tests before sweep.
+func BenchmarkForBesideStaleRecords(b *testing.B) {
+	private(b)
+	dir := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), dirName())
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for i := range 8800 {
+		path := filepath.Join(dir, fmt.Sprintf("%016x-%d.input", i/4, i%4))
+		if err := os.WriteFile(path, []byte("1\n"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Chtimes(path, old, old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := For("/bench/socket", 1); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -41,7 +41,8 @@ func dirName() string { return "libtmux-mcp-panes-" + strconv.Itoa(os.Getuid()) 
 // For returns the records of the tmux server on socket whose process is
 // serverPID, making this user's records directory if it is missing. An
 // existing one must be a real directory of this user that no one else may
-// enter; anything else is refused.
+// enter; anything else is refused. It first removes the records of servers
+// that are gone (sweep), then marks this server's (writeMarker).
 func For(socket string, serverPID int) (*Set, error) {
 	if !privfile.Supported() {
 		return nil, privfile.ErrNotSupported
@@ -57,9 +58,13 @@ func For(socket string, serverPID int) (*Set, error) {
 	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !privfile.OwnedByUs(fi) {
 		return nil, fmt.Errorf("%s is not a private directory of this user (a real directory, mode 0700, owned by uid %d): pane claims and input records are kept by this process alone; remove it if it is not yours", dir, os.Getuid())
 	}
-	sweepNew(dir)
+	sweep(dir)
 	sum := sha256.Sum256([]byte(socket + "\x00" + strconv.Itoa(serverPID)))
-	return &Set{dir: dir, server: hex.EncodeToString(sum[:8])}, nil
+	s := &Set{dir: dir, server: hex.EncodeToString(sum[:8])}
+	if err := writeMarker(filepath.Join(dir, s.server+"."+serverKind), serverPID); err != nil {
+		return nil, fmt.Errorf("mark the tmux server's pane records: %w", err)
+	}
+	return s, nil
 }
 
 // path is pane's (%N) record file of a kind (its extension: claim, input).
