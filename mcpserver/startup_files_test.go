@@ -65,7 +65,8 @@ func startingShell(t *testing.T, ts *tmuxtest.Server, shell string) (pane string
 // the pane's view, instead of being refused as a busy shell. Through ps
 // (fgproc.ForcePS, as macOS and the BSDs do it), whose calls are logged,
 // so the startup program ends only once the server has looked at the
-// shell several times: the run was sent, and waited, while it ran.
+// shell several times: the run was sent, and waited, while it ran. A
+// second run sent meanwhile is refused as run_in_progress.
 func TestRunShellCommandWaitsForStartupFiles(t *testing.T) {
 	t.Cleanup(fgproc.ForcePS()) // not in parallel: ps answers for the whole process
 	real, err := exec.LookPath("ps")
@@ -98,6 +99,12 @@ func TestRunShellCommandWaitsForStartupFiles(t *testing.T) {
 				}, func() string { return fmt.Sprintf("ps ran %d times for it", looks()-before) })
 				if answered {
 					t.Fatalf("answered while the startup file still ran: %q (error %v; result %+v)", early.toolErr, early.err, early.out)
+				}
+				// The waiting call holds the pane: a second one is refused at
+				// once, naming the first.
+				msg := callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "echo second"}, "run_in_progress")
+				if !strings.Contains(msg, "echo after-startup") {
+					t.Errorf("a second run while the first waits for the startup files: %q; want run_in_progress naming the first", msg)
 				}
 				release()
 				got := receive(t, ch, 30*time.Second)
