@@ -61,7 +61,7 @@ func For(socket string, serverPID int) (*Set, error) {
 	sweep(dir)
 	sum := sha256.Sum256([]byte(socket + "\x00" + strconv.Itoa(serverPID)))
 	s := &Set{dir: dir, server: hex.EncodeToString(sum[:8])}
-	if err := writeMarker(filepath.Join(dir, s.server+"."+serverKind), serverPID); err != nil {
+	if err := writeMarker(filepath.Join(dir, s.server+"."+serverKind), socket, serverPID); err != nil {
 		return nil, fmt.Errorf("mark the tmux server's pane records: %w", err)
 	}
 	return s, nil

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,8 +15,9 @@ import (
 	"github.com/libtmux/libtmux-mcp/broker/privfile"
 )
 
-// serverKind names a server's marker file, "<server>.server": the tmux server's pid and the
-// time its process started, which tell when that server is gone, and its records with it.
+// serverKind names a server's marker file, "<server>.server": the tmux server's pid, the time
+// its process started and its socket, which tell when that server is gone, and its records
+// with it.
 // For writes it before a Set is used, so every record of a live server has one beside it.
 const serverKind = "server"
 
@@ -93,11 +96,12 @@ func serverOf(name string) (string, bool) {
 	return name[:serverLen], true
 }
 
-// writeMarker writes the marker of the server whose process is pid, unless one that is not
-// gone is there: another process's marker of the same live server says the same. One that is
-// gone (an earlier server with the same socket and pid, whose held records stayed) is replaced.
-// The marker is written aside and renamed into place, so a reader never sees half of it.
-func writeMarker(path string, pid int) error {
+// writeMarker writes the marker of the server on socket whose process is pid, unless one that
+// is not gone is there: another process's marker of the same live server says the same. One
+// that is gone (an earlier server with the same socket and pid, whose held records stayed) is
+// replaced. The marker is written aside and renamed into place, so a reader never sees half
+// of it.
+func writeMarker(path, socket string, pid int) error {
 	if _, err := os.Lstat(path); err == nil && !markerGone(path) {
 		return nil
 	}
@@ -107,7 +111,7 @@ func writeMarker(path string, pid int) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "%d %d\n", pid, start)
+	_, err = fmt.Fprintf(f, "%d %d %s\n", pid, start, socket)
 	if err = errors.Join(err, f.Close()); err == nil {
 		err = os.Rename(tmp, path)
 	}
@@ -117,19 +121,30 @@ func writeMarker(path string, pid int) error {
 	return err
 }
 
-// markerGone reports whether the server a marker describes is known to be gone: no process
-// has its pid, the process is a zombie, or it started at another time (another process took
-// the pid). A marker that cannot be read says nothing is gone.
+// markerGone reports whether the server a marker describes is known to be gone: its process is
+// (no process has its pid, it is a zombie, or it started at another time: another process took
+// the pid), and its socket takes no connection. The socket is asked only when the process looks
+// gone: a server seen from another pid namespace (a container given the socket) still answers
+// there. A marker that cannot be read says nothing is gone.
 func markerGone(path string) bool {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return false
 	}
-	var pid int
-	var start uint64
-	if n, _ := fmt.Sscanf(string(b), "%d %d\n", &pid, &start); n != 2 || pid <= 0 {
+	fields := strings.SplitN(strings.TrimSuffix(string(b), "\n"), " ", 3)
+	if len(fields) != 3 {
 		return false
 	}
+	pid, err1 := strconv.Atoi(fields[0])
+	start, err2 := strconv.ParseUint(fields[1], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 || !processGone(pid, start) {
+		return false
+	}
+	return !socketAnswers(fields[2])
+}
+
+// processGone reports whether no process pid that started at start (0: at any time) runs.
+func processGone(pid int, start uint64) bool {
 	st, err := peercred.ReadStat(pid)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
@@ -138,6 +153,20 @@ func markerGone(path string) bool {
 		return false
 	}
 	return st.State == 'Z' || st.State == 'X' || (start != 0 && st.StartTime != start)
+}
+
+// socketAnswers reports whether a server accepts a connection on the Unix socket at path. The
+// connection is closed at once: a tmux server drops a client that never says who it is.
+func socketAnswers(path string) bool {
+	if path == "" {
+		return false
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // olderThan reports whether the file at path was last changed more than age ago.

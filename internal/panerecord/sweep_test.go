@@ -2,6 +2,7 @@ package panerecord
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,7 +83,8 @@ func TestSweepRemovesTheRecordsOfAGoneServer(t *testing.T) {
 }
 
 // TestSweepTellsAReusedPID: a marker whose pid now runs a process that started at another time
-// describes a server that is gone; one whose start time matches, or is unknown, does not.
+// describes a server that is gone; one whose start time matches, or is unknown, does not, nor
+// one whose socket still takes connections (a server seen from another pid namespace).
 func TestSweepTellsAReusedPID(t *testing.T) {
 	private(t)
 	dir := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), dirName())
@@ -91,14 +93,22 @@ func TestSweepTellsAReusedPID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	listening := filepath.Join(t.TempDir(), "s")
+	l, err := net.Listen("unix", listening)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	pid := os.Getpid()
 	cases := map[string]struct {
 		marker string
 		gone   bool
 	}{
-		"0123456789abcdef": {fmt.Sprintf("%d %d\n", os.Getpid(), start+1), true},
-		"123456789abcdef0": {fmt.Sprintf("%d %d\n", os.Getpid(), start), false},
-		"23456789abcdef01": {fmt.Sprintf("%d 0\n", os.Getpid()), false},
-		"3456789abcdef012": {"", false}, // unreadable
+		"0123456789abcdef": {fmt.Sprintf("%d %d /no/socket\n", pid, start+1), true},
+		"123456789abcdef0": {fmt.Sprintf("%d %d /no/socket\n", pid, start), false},
+		"23456789abcdef01": {fmt.Sprintf("%d 0 /no/socket\n", pid), false},
+		"3456789abcdef012": {"", false},                                                 // unreadable
+		"456789abcdef0123": {fmt.Sprintf("%d %d %s\n", pid, start+1, listening), false}, // its socket answers
 	}
 	for server, c := range cases {
 		if err := os.WriteFile(filepath.Join(dir, server+".server"), []byte(c.marker), 0o600); err != nil {
@@ -179,7 +189,7 @@ func TestForReplacesTheMarkerOfAnEarlierServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(first.dir, first.server+"."+serverKind)
-	stale := fmt.Sprintf("%d %d\n", os.Getpid(), start+1)
+	stale := fmt.Sprintf("%d %d /reuse/socket\n", os.Getpid(), start+1)
 	if err := os.WriteFile(marker, []byte(stale), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +199,7 @@ func TestForReplacesTheMarkerOfAnEarlierServer(t *testing.T) {
 	}
 	defer held.Release()
 	mustFor(t, "/reuse/socket", os.Getpid())
-	if b, err := os.ReadFile(marker); err != nil || string(b) != fmt.Sprintf("%d %d\n", os.Getpid(), start) {
+	if b, err := os.ReadFile(marker); err != nil || string(b) != fmt.Sprintf("%d %d /reuse/socket\n", os.Getpid(), start) {
 		t.Errorf("the marker says %q (%v); want this process's pid and start time", b, err)
 	}
 	if !exists(t, first.path("%2", claimKind)) {
