@@ -16,7 +16,10 @@ func init() {
 }
 
 // procArgs reads process pid's arguments from /proc/PID/cmdline, and asks
-// ps when /proc cannot answer.
+// ps when /proc cannot answer. A process that shows none (a kernel thread,
+// a zombie, or one caught in exec before its new arguments are set up: the
+// moment a parent's exec.Cmd.Start returns can fall there) is an error, not
+// a program without options.
 func procArgs(pid int) ([]string, error) {
 	b, err := procFile(pid, "cmdline")
 	if errors.Is(err, errNoProcess) {
@@ -24,6 +27,9 @@ func procArgs(pid int) ([]string, error) {
 	}
 	if err != nil {
 		return psArgsOf(pid)
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("process %d shows no arguments (a kernel thread, a zombie, or in the middle of exec)", pid)
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }

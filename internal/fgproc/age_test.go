@@ -1,6 +1,7 @@
 package fgproc
 
 import (
+	"bufio"
 	"errors"
 	"os"
 	"os/exec"
@@ -81,7 +82,20 @@ func TestCommandString(t *testing.T) {
 
 // CommandString reads a running shell's arguments, from /proc and from ps.
 func TestCommandStringOfAProcess(t *testing.T) {
-	cmd := started(t, "sh", "-c", "sleep 30; true")
+	// The shell says when it runs its command string: exec.Cmd.Start can
+	// return before the kernel has set up the new program's arguments.
+	cmd := exec.Command("sh", "-c", "echo ready; sleep 30; true")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the shell printed %q (%v); want ready", line, err)
+	}
 	for _, viaPS := range []bool{false, true} {
 		if viaPS {
 			defer ForcePS()()

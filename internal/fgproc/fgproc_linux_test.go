@@ -187,3 +187,22 @@ func TestParseAge(t *testing.T) {
 		t.Error("parseAge with an unreadable uptime: no error")
 	}
 }
+
+// A process with no arguments to show (a zombie here; a kernel thread too)
+// is an error for CommandString, not a shell without -c: the same empty
+// /proc/PID/cmdline is what a process shows in the middle of its exec.
+func TestCommandStringWithoutArguments(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	pid := cmd.Process.Pid
+	tmuxtest.Eventually(t, 10*time.Second, "sh -c 'exit 0' becoming a zombie", func() bool {
+		b, err := procFile(pid, "stat")
+		return err == nil && strings.Contains(string(b), ") Z ")
+	})
+	if cs, err := CommandString(pid); err == nil {
+		t.Errorf("CommandString of a zombie = %v, nil; want an error for a process without arguments", cs)
+	}
+}
