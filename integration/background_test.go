@@ -211,6 +211,44 @@ func TestCancelRunStopsTheBackgroundGroup(t *testing.T) {
 	}
 }
 
+// A server started as the README lends a pane (--toolsets inspect --enable-tool tmux_run) can
+// follow, list and stop the runs it starts: wait_for_run, list_runs and cancel_run come with
+// tmux_run, while nothing that types into a pane does.
+func TestRunStartFollowedWithInspectOnly(t *testing.T) {
+	t.Parallel()
+	e := invitePane(t, []string{"--toolsets", "inspect"})
+	e.source(t)
+	tools, err := e.p.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, tl := range tools.Tools {
+		listed[tl.Name] = true
+	}
+	for name, want := range map[string]bool{"tmux_run_start": true, "wait_for_run": true, "list_runs": true, "cancel_run": true,
+		"run_shell_command": false, "send_keys": false, "paste_text": false} {
+		if listed[name] != want {
+			t.Errorf("%s listed %v; want %v", name, listed[name], want)
+		}
+	}
+	handle := e.startRun(t, "echo begun; sleep 30")
+	if row := e.listedRun(t, handle); row == nil || row["state"] != "running" {
+		t.Fatalf("list_runs row %v; want %s running", row, handle)
+	}
+	var text string
+	tmuxtest.Eventually(t, 20*time.Second, "wait_for_run showing the run's first line", func() bool {
+		var obj map[string]any
+		var isErr bool
+		obj, text, isErr = e.callWithin(t, "wait_for_run", map[string]any{"handle": handle, "timeoutMs": 200})
+		return !isErr && obj["state"] == "running" && obj["stdout"] == "begun\n"
+	}, func() string { return "wait_for_run answered " + text })
+	obj, text, isErr := e.callWithin(t, "cancel_run", map[string]any{"handle": handle})
+	if isErr || obj["state"] != "cancelled" {
+		t.Fatalf("cancel_run: %s; want cancelled", text)
+	}
+}
+
 // noGroup reports whether no live process is left in process group pgid (a zombie waiting for
 // pid 1 to reap it is not live).
 func noGroup(pgid int) bool {

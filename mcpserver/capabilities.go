@@ -202,7 +202,7 @@ func (s *server) capabilities() capabilitiesDoc {
 		Capabilities:  map[string]Capability{},
 	}
 	for _, name := range s.sel.Tools {
-		d.Capabilities[name] = catalog[name].spec().capability
+		d.Capabilities[name] = s.sel.capability(name)
 	}
 	var route tmux.Route
 	if s.tmux != nil {
@@ -253,11 +253,26 @@ func (sel Selection) Posture() string {
 		return PostureTmuxRunOff
 	}
 	for _, name := range sel.Tools {
-		if r := catalog[name].spec().capability.ProcessReach; r == "pane-input" || r == "pane-command" {
+		if r := sel.capability(name).ProcessReach; r == ReachPaneInput || r == ReachPaneCommand {
 			return PostureSameUserCommands
 		}
 	}
 	return PostureNoInputTools
+}
+
+// capability is tool name's capability row in this selection. cancel_run reaches a pane (C-c)
+// only for run_shell_command's runs: without run_shell_command its only handles are
+// tmux_run_start's, whose scripts it stops as tmux_run_start reaches them, and without either it
+// reaches nothing.
+func (sel Selection) capability(name string) Capability {
+	c := catalog[name].spec().capability
+	if name == "cancel_run" && !sel.Has("run_shell_command") {
+		c.ProcessReach = ReachNone
+		if sel.Has("tmux_run_start") {
+			c.ProcessReach = ReachEnrolledShell
+		}
+	}
+	return c
 }
 
 // addCapabilities serves tmux://capabilities, computed at its first read

@@ -209,17 +209,29 @@ func TestCapabilitiesResource(t *testing.T) {
 		t.Errorf("boundary %+v; want host-command execution absent", doc.Boundary)
 	}
 
-	// With tmux_run, the boundary says enrolled panes run authored scripts.
+	// With tmux_run, the boundary says enrolled panes run authored scripts. The tools that
+	// follow tmux_run_start's handles come with it; cancel_run then reaches only the enrolled
+	// shells' scripts (it has no run_shell_command run to send C-c for).
 	sel, err = Select(tmux.Provenance{}, []string{}, []string{"tmux_run"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc, _ = readCapabilities(t, connect(t, ts, Deps{Selection: sel}))
 	if doc.Boundary.HostCommandExecution != "enrolled-panes" || !strings.Contains(doc.Boundary.Note, "enrolled") ||
-		!slices.Equal(doc.Tools, []string{"tmux_run", "tmux_run_start"}) || doc.Capabilities["tmux_run"].ProcessReach != "enrolled-shell" ||
+		!slices.Equal(doc.Tools, []string{"cancel_run", "list_runs", "tmux_run", "tmux_run_start", "wait_for_run"}) ||
+		doc.Capabilities["tmux_run"].ProcessReach != "enrolled-shell" ||
 		doc.Capabilities["tmux_run_start"].ProcessReach != "enrolled-shell" ||
+		doc.Capabilities["cancel_run"].ProcessReach != "enrolled-shell" ||
 		doc.Boundary.Posture != PostureNoInputTools {
-		t.Errorf("with tmux_run: tools %v, boundary %+v", doc.Tools, doc.Boundary)
+		t.Errorf("with tmux_run: tools %v, cancel_run %+v, boundary %+v", doc.Tools, doc.Capabilities["cancel_run"], doc.Boundary)
+	}
+	// With run_shell_command too, cancel_run's row is its own: C-c into a pane.
+	sel, err = Select(tmux.Provenance{}, []string{Execute}, []string{"tmux_run"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sel.capability("cancel_run").ProcessReach; got != ReachPaneInput {
+		t.Errorf("cancel_run beside run_shell_command reaches %q; want %q", got, ReachPaneInput)
 	}
 	// The posture says which side of the boundary the process is on (issue 17): inspect only
 	// with tmux_run is no-input-tools; any tool that types or runs commands makes it

@@ -87,6 +87,14 @@ func DefaultToolsets(p tmux.Provenance) []string {
 	return []string{Execute, Inspect, Manage}
 }
 
+// withTmuxRun are the tools enabling tmux_run brings along: tmux_run_start (the same opt-in, the
+// same panes) and what follows its handles. Without wait_for_run, cancel_run and list_runs (the
+// execute toolset's), a server started as the README lends a pane (--toolsets inspect
+// --enable-tool tmux_run) started runs it could never follow, collect or stop. They reach no
+// pane by themselves: the only handles such a server has are tmux_run_start's. Exclusions still
+// take them off.
+var withTmuxRun = []string{"tmux_run_start", "wait_for_run", "cancel_run", "list_runs"}
+
 // Select resolves the selection: toolsets (nil for the provenance default),
 // then named inclusions, then exclusions. Unknown names are errors.
 func Select(p tmux.Provenance, toolsets, enable, exclude []string) (Selection, error) {
@@ -113,8 +121,10 @@ func Select(p tmux.Provenance, toolsets, enable, exclude []string) (Selection, e
 	}
 	for _, name := range enable {
 		on[name] = true
-		if name == "tmux_run" { // tmux_run_start comes with it: the same opt-in, the same panes
-			on["tmux_run_start"] = true
+		if name == "tmux_run" {
+			for _, with := range withTmuxRun {
+				on[with] = true
+			}
 		}
 	}
 	for _, name := range exclude {
