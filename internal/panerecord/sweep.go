@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
@@ -16,9 +17,9 @@ import (
 )
 
 // serverKind names a server's marker file, "<server>.server": the tmux server's pid, the time
-// its process started and its socket, which tell when that server is gone, and its records
-// with it.
-// For writes it before a Set is used, so every record of a live server has one beside it.
+// its process started, its socket's identity and path, which tell when that server is gone,
+// and its records with it. For writes it before a Set is used, so every record of a live server
+// has one beside it.
 const serverKind = "server"
 
 // serverLen is the length of the prefix that names a server in record files (Set.server).
@@ -32,7 +33,7 @@ const unvouchedAge = time.Minute
 
 // sweep removes from dir the records no one can need again, so the directory holds about what
 // the live tmux servers use (without it every input record stayed for good, and each For read
-// them all: 8,800 files and 44 ms a call on a developer's machine after a day of tests):
+// them all: 8,875 files on a developer's machine after a day of tests):
 //   - every record of a server whose marker says it is gone, then the marker;
 //   - a file older than unvouchedAge that no marker vouches for, or a new claim file as old.
 //
@@ -106,12 +107,13 @@ func writeMarker(path, socket string, pid int) error {
 		return nil
 	}
 	start, _ := peercred.StartTime(pid) // 0 when unknown: then only the pid is checked
+	id := socketID(socket)              // "0" when unknown: then any server there counts
 	tmp := newName(path)
 	f, err := privfile.OpenNoFollow(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "%d %d %s\n", pid, start, socket)
+	_, err = fmt.Fprintf(f, "%d %d %s %s\n", pid, start, id, socket)
 	if err = errors.Join(err, f.Close()); err == nil {
 		err = os.Rename(tmp, path)
 	}
@@ -123,16 +125,17 @@ func writeMarker(path, socket string, pid int) error {
 
 // markerGone reports whether the server a marker describes is known to be gone: its process is
 // (no process has its pid, it is a zombie, or it started at another time: another process took
-// the pid), and its socket takes no connection. The socket is asked only when the process looks
-// gone: a server seen from another pid namespace (a container given the socket) still answers
-// there. A marker that cannot be read says nothing is gone.
+// the pid), and its socket is not the one it made (a server started since on the same path made
+// another) or takes no connection. The socket is asked only when the process looks gone: a
+// server seen from another pid namespace (a container given the socket) still answers there. A
+// marker that cannot be read says nothing is gone.
 func markerGone(path string) bool {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return false
 	}
-	fields := strings.SplitN(strings.TrimSuffix(string(b), "\n"), " ", 3)
-	if len(fields) != 3 {
+	fields := strings.SplitN(strings.TrimSuffix(string(b), "\n"), " ", 4)
+	if len(fields) != 4 {
 		return false
 	}
 	pid, err1 := strconv.Atoi(fields[0])
@@ -140,7 +143,25 @@ func markerGone(path string) bool {
 	if err1 != nil || err2 != nil || pid <= 0 || !processGone(pid, start) {
 		return false
 	}
-	return !socketAnswers(fields[2])
+	id, socket := fields[2], fields[3]
+	return (id != "0" && socketID(socket) != id) || !socketAnswers(socket)
+}
+
+// socketID tells the socket file at path from one made later at the same path: its inode and
+// its modification time in nanoseconds ("INODE.NANOSECONDS"; a new file may get a freed inode
+// back, as a tmux server started again on its socket does here, but not the same time). tmux
+// changes a socket's mode (so its ctime), not its modification time. "0" when it cannot be
+// read.
+func socketID(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "0"
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "0"
+	}
+	return fmt.Sprintf("%d.%d", st.Ino, fi.ModTime().UnixNano())
 }
 
 // processGone reports whether no process pid that started at start (0: at any time) runs.

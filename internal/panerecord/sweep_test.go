@@ -1,6 +1,7 @@
 package panerecord
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -26,7 +27,7 @@ func exists(t *testing.T, path string) bool {
 }
 
 // TestSweepRemovesTheRecordsOfAGoneServer: a real tmux server's records go once the server is
-// gone, at the next For of any server; a claim still held on it stays until it is released;
+// gone (another runs on its socket since), at the next For of any server; a claim still held on it stays until it is released;
 // the records of a live server stay.
 func TestSweepRemovesTheRecordsOfAGoneServer(t *testing.T) {
 	private(t)
@@ -63,7 +64,12 @@ func TestSweepRemovesTheRecordsOfAGoneServer(t *testing.T) {
 		t.Fatal("a live server's records were removed")
 	}
 
+	// The server is killed and another starts on its socket: the socket answers, but it is the
+	// new server's.
 	ts.KillServer()
+	if _, err := ts.Client.RunConfig(context.Background(), filepath.Join(ts.Dir, "tmux.conf"), "start-server"); err != nil {
+		t.Fatal(err)
+	}
 	mustFor(t, "/other/socket", 1)
 	if exists(t, input) {
 		t.Error("the input record of a server that is gone is still there")
@@ -84,7 +90,8 @@ func TestSweepRemovesTheRecordsOfAGoneServer(t *testing.T) {
 
 // TestSweepTellsAReusedPID: a marker whose pid now runs a process that started at another time
 // describes a server that is gone; one whose start time matches, or is unknown, does not, nor
-// one whose socket still takes connections (a server seen from another pid namespace).
+// one whose socket still takes connections (a server seen from another pid namespace), unless
+// that socket is another server's (another file at the path).
 func TestSweepTellsAReusedPID(t *testing.T) {
 	private(t)
 	dir := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), dirName())
@@ -104,11 +111,14 @@ func TestSweepTellsAReusedPID(t *testing.T) {
 		marker string
 		gone   bool
 	}{
-		"0123456789abcdef": {fmt.Sprintf("%d %d /no/socket\n", pid, start+1), true},
-		"123456789abcdef0": {fmt.Sprintf("%d %d /no/socket\n", pid, start), false},
-		"23456789abcdef01": {fmt.Sprintf("%d 0 /no/socket\n", pid), false},
-		"3456789abcdef012": {"", false},                                                 // unreadable
-		"456789abcdef0123": {fmt.Sprintf("%d %d %s\n", pid, start+1, listening), false}, // its socket answers
+		"0123456789abcdef": {fmt.Sprintf("%d %d 0 /no/socket\n", pid, start+1), true},
+		"123456789abcdef0": {fmt.Sprintf("%d %d 0 /no/socket\n", pid, start), false},
+		"23456789abcdef01": {fmt.Sprintf("%d 0 0 /no/socket\n", pid), false},
+		"3456789abcdef012": {"", false}, // unreadable
+		// Its socket answers: the server, seen from another pid namespace.
+		"456789abcdef0123": {fmt.Sprintf("%d %d %s %s\n", pid, start+1, socketID(listening), listening), false},
+		// A socket answers at its path, but another server made it.
+		"56789abcdef01234": {fmt.Sprintf("%d %d %s %s\n", pid, start+1, "1"+socketID(listening), listening), true},
 	}
 	for server, c := range cases {
 		if err := os.WriteFile(filepath.Join(dir, server+".server"), []byte(c.marker), 0o600); err != nil {
@@ -189,7 +199,7 @@ func TestForReplacesTheMarkerOfAnEarlierServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(first.dir, first.server+"."+serverKind)
-	stale := fmt.Sprintf("%d %d /reuse/socket\n", os.Getpid(), start+1)
+	stale := fmt.Sprintf("%d %d 0 /reuse/socket\n", os.Getpid(), start+1)
 	if err := os.WriteFile(marker, []byte(stale), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +209,7 @@ func TestForReplacesTheMarkerOfAnEarlierServer(t *testing.T) {
 	}
 	defer held.Release()
 	mustFor(t, "/reuse/socket", os.Getpid())
-	if b, err := os.ReadFile(marker); err != nil || string(b) != fmt.Sprintf("%d %d /reuse/socket\n", os.Getpid(), start) {
+	if b, err := os.ReadFile(marker); err != nil || string(b) != fmt.Sprintf("%d %d 0 /reuse/socket\n", os.Getpid(), start) {
 		t.Errorf("the marker says %q (%v); want this process's pid and start time", b, err)
 	}
 	if !exists(t, first.path("%2", claimKind)) {
