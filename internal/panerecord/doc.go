@@ -14,9 +14,9 @@
 // private directory of this user (0700, under $XDG_RUNTIME_DIR when that is
 // private, else the temporary directory), with flocks the kernel releases
 // when their process exits, however it exits. Beside them each server has a
-// marker (sweep.go) with its pid and the time its process started: every
-// For removes the records of servers that are gone, so the directory holds
-// about what the live servers use.
+// marker (sweep.go) with its pid, the time its process started and its
+// socket: every For removes the records of servers that are gone, so the
+// directory holds about what the live servers use.
 //
 // Linux only, as the broker's private files are: elsewhere For answers
 // privfile.ErrNotSupported and a process keeps its records to itself.
