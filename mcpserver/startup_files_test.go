@@ -19,6 +19,12 @@ import (
 // nvm set-ups do for a moment, and returns once the startup file runs.
 func startingShell(t *testing.T, ts *tmuxtest.Server, shell string) (pane string, release func()) {
 	t.Helper()
+	return startingShellSaying(t, ts, shell, "")
+}
+
+// startingShellSaying is startingShell whose startup file first prints say, when not empty.
+func startingShellSaying(t *testing.T, ts *tmuxtest.Server, shell, say string) (pane string, release func()) {
+	t.Helper()
 	fifo := filepath.Join(ts.Dir, "startup-"+shell)
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -26,6 +32,9 @@ func startingShell(t *testing.T, ts *tmuxtest.Server, shell string) (pane string
 	dir := tmuxtest.ShortTempDir(t, "rc")
 	started := filepath.Join(ts.Dir, "started-"+shell)
 	hold := ": >" + started + "\ncat " + fifo + " >/dev/null\n"
+	if say != "" {
+		hold = "echo " + say + "\n" + hold
+	}
 	switch shell {
 	case "bash":
 		rc := filepath.Join(dir, "bashrc")
@@ -128,5 +137,25 @@ func TestRunShellCommandAfterStartupFiles(t *testing.T) {
 	got := receive(t, ch, 30*time.Second)
 	if got.Outcome != "completed" || got.ExitStatus == nil || *got.ExitStatus != 3 || fmt.Sprint(got.Output) != "[after-startup]" {
 		t.Errorf("a run sent as the startup files end: %+v; want completed, status 3, output [after-startup]", got)
+	}
+}
+
+// A startup file that prints something before its slow program is not waited for (the pane
+// shows text, as after a command typed into a young shell), but the refusal says what is likely
+// going on: a young shell, the program holding its terminal, its startup files.
+func TestRunShellCommandRefusalNamesStartupFiles(t *testing.T) {
+	t.Parallel()
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			t.Parallel()
+			ts := tmuxtest.Start(t)
+			cs := connect(t, ts, Deps{})
+			pane, _ := startingShellSaying(t, ts, shell, "loading-the-setup")
+			ts.WaitForText(pane, "loading-the-setup")
+			msg := callErr(t, cs, "run_shell_command", map[string]any{"paneId": pane, "command": "true"}, "startup files")
+			if !strings.Contains(msg, `"cat" holds its terminal`) || !strings.Contains(msg, "startup files") || !strings.Contains(msg, "wait_for_text") {
+				t.Errorf("run_shell_command while a startup file holds the terminal: %q; want cat and the startup files named, and wait_for_text", msg)
+			}
+		})
 	}
 }

@@ -233,7 +233,7 @@ func (e *Engine) stuck(ctx context.Context, v *live.View, run *shellRun, res *Re
 	out, err := v.Command(ctx, "display-message", "-p", "-t", run.pane, "#{pane_current_command}")
 	current := strings.TrimPrefix(strings.TrimSpace(out), "-")
 	if err == nil {
-		if advice := foregroundAdvice(run.pane, current, run.shellPID); advice != "" {
+		if advice := foregroundAdvice(run.pane, foregroundNames(current, run.shellPID)); advice != "" {
 			return "waiting on the handle cannot help: " + advice
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -169,8 +170,12 @@ func (e *Engine) notAtPrompt(pane, current string, pid int, st fgproc.State) err
 	if st == fgproc.NotForeground && shells[name] {
 		return fmt.Errorf("%s: the shell does not hold its terminal yet (it may still be reading its startup files); retry in a moment, or look at the pane with capture_pane", what)
 	}
-	if advice := foregroundAdvice(pane, name, pid); advice != "" {
+	names := foregroundNames(name, pid)
+	if advice := foregroundAdvice(pane, names); advice != "" {
 		return fmt.Errorf("%s: %s", what, advice)
+	}
+	if young := startupAdvice(name, pid, st, names[1:]); young != "" {
+		return fmt.Errorf("%s: %s", what, young)
 	}
 	if shells[name] {
 		return fmt.Errorf("%s: the shell runs a command in the foreground (a subshell or a program it started); wait for it to finish (wait_for_text with a cursor from capture_since), or stop it with send_keys C-c", what)
@@ -178,15 +183,73 @@ func (e *Engine) notAtPrompt(pane, current string, pid int, st fgproc.State) err
 	return fmt.Errorf("%s; wait for it to finish (wait_for_text with a cursor from capture_since), or stop it with send_keys C-c", what)
 }
 
-// foregroundAdvice says what ends a program that waits for keys in pane's
-// foreground (current, as tmux names it, or a program of the foreground
-// group of the shell pid): a pager or a full-screen program. "" for any
-// other.
-func foregroundAdvice(pane, current string, pid int) string {
+// youngShell is how young a shell must be for a refusal to say it may still be running its
+// startup files.
+const youngShell = 30 * time.Second
+
+// foregroundNames is current (the pane's program, as tmux names it) and the programs of the
+// foreground group of the terminal the shell pid controls, as far as they can be read (advice
+// only: without them, tmux's name alone).
+func foregroundNames(current string, pid int) []string {
 	names := []string{current}
-	if more, err := fgproc.ForegroundNames(pid); err == nil { // advice only: without the names, tmux's one
+	if more, err := fgproc.ForegroundNames(pid); err == nil {
 		names = append(names, more...)
 	}
+	return names
+}
+
+// startupAdvice says, for a pane whose own process (pid) started less than youngShell ago and
+// has a program of its own in the terminal's foreground (current is what tmux names; group, the
+// foreground group's programs), that a shell there may still be running its startup files: a
+// run sent right after the pane was made meets them when they print something first (so
+// awaitStartup does not wait) or take longer than startupGrace. "" otherwise.
+func startupAdvice(current string, pid int, st fgproc.State, group []string) string {
+	if !shells[current] && st != fgproc.ChildInForeground {
+		return ""
+	}
+	age, err := fgproc.Age(pid)
+	if err != nil || age >= youngShell {
+		return ""
+	}
+	if len(group) == 0 && !shells[current] {
+		group = []string{current}
+	}
+	who := "the pane's shell"
+	if !shells[current] {
+		who = "the pane's process"
+	}
+	progs, holds := programs(group)
+	return fmt.Sprintf("%s started %s ago and %s %s its terminal: a shell may still be running its startup files (.bashrc, .zshrc and the like); wait for its prompt (wait_for_text with a cursor from capture_since, or look with capture_pane), then call again",
+		who, age.Round(time.Second), progs, holds)
+}
+
+// programs names the programs of a foreground group for a message, with the verb that fits:
+// the shells among them (a subshell leading the group) left out when other programs are there,
+// "a program" when none is known.
+func programs(names []string) (who, holds string) {
+	var quoted []string
+	for _, n := range names {
+		if !shells[strings.TrimPrefix(n, "-")] {
+			quoted = append(quoted, strconv.Quote(n))
+		}
+	}
+	if len(quoted) == 0 {
+		for _, n := range names {
+			quoted = append(quoted, strconv.Quote(n))
+		}
+	}
+	switch len(quoted) {
+	case 0:
+		return "a program", "holds"
+	case 1:
+		return quoted[0], "holds"
+	}
+	return strings.Join(quoted, ", "), "hold"
+}
+
+// foregroundAdvice says what ends a program that waits for keys in pane's foreground (names:
+// foregroundNames): a pager or a full-screen program. "" for any other.
+func foregroundAdvice(pane string, names []string) string {
 	for _, n := range names {
 		switch {
 		case pagers[n]:
