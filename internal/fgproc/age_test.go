@@ -1,13 +1,14 @@
 package fgproc
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 func TestParseEtime(t *testing.T) {
@@ -85,17 +86,7 @@ func TestCommandStringOfAProcess(t *testing.T) {
 	// The shell says when it runs its command string: exec.Cmd.Start can
 	// return before the kernel has set up the new program's arguments.
 	cmd := exec.Command("sh", "-c", "echo ready; sleep 30; true")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("the shell printed %q (%v); want ready", line, err)
-	}
+	tmuxtest.StartSaying(t, cmd, "ready")
 	for _, viaPS := range []bool{false, true} {
 		if viaPS {
 			defer ForcePS()()

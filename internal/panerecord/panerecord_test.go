@@ -1,7 +1,6 @@
 package panerecord
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 // The test binary doubles as a claiming process: with childEnv set it runs
@@ -130,18 +131,7 @@ func TestKilledHolderIsTakenOver(t *testing.T) {
 	private(t)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"=hold")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if line != "held\n" {
-		t.Fatalf("child: %q, %v", line, err)
-	}
+	tmuxtest.StartSaying(t, cmd, "held")
 	set := mustFor(t, "/test/socket", 1)
 	var busy *BusyError
 	if _, err := set.Take("%1", Holder{}); !errors.As(err, &busy) || busy.Holder.PID != cmd.Process.Pid {
