@@ -21,10 +21,13 @@ type captureSinceParams struct {
 type captureSinceResult struct {
 	PaneID string `json:"paneId"`
 	trimmed
-	Cursor             string `json:"cursor"`
-	Continuous         bool   `json:"continuous"`
-	MissedLines        int    `json:"missedLines"`
-	Streaming          bool   `json:"streaming"`
+	Cursor      string `json:"cursor"`
+	Continuous  bool   `json:"continuous"`
+	MissedLines int    `json:"missedLines"`
+	Streaming   bool   `json:"streaming"`
+	// Unfinished is the line the pane is writing now, after the last finished one: a prompt, a
+	// question waiting for its answer. Not counted by the cursor: it comes in lines once it ends.
+	Unfinished         string `json:"unfinished,omitempty"`
 	EffectiveTimeoutMs int64  `json:"effectiveTimeoutMs"`
 	Note               string `json:"note,omitempty"`
 }
@@ -35,7 +38,7 @@ func captureSinceTool() tool {
 		blocks:  true,
 		toolset: Inspect,
 		title:   "Capture since cursor",
-		description: "The lines a pane finished since your cursor (omitted: the screen), and the next cursor; waitMs waits for some. continuous:false: cleared or overran. " +
+		description: "The lines a pane finished since your cursor (omitted: the screen), and the next cursor; waitMs waits for some. continuous:false: cleared or overran. unfinished: the line still being written (a question, a prompt). " +
 			`Example: {"paneId":"%3","cursor":"lc1…","waitMs":10000}`,
 		capability: Capability{
 			ProcessReach:        ReachNone,
@@ -193,7 +196,8 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 			return captureSinceResult{}, err, true
 		}
 		var at uint64
-		out, err := v.CommandList(ctx, func(l *live.Lines) { at = l.Newest() }, tmux.SplitList(q.Args)...)
+		var unfinished string
+		out, err := v.CommandList(ctx, func(l *live.Lines) { at, unfinished = l.Newest(), l.Unfinished() }, tmux.SplitList(q.Args)...)
 		if err != nil {
 			return captureSinceResult{}, s.explain(ctx, err, "pane", in.PaneID), true
 		}
@@ -208,6 +212,9 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		}
 		res.Cursor = cursor.Stream{Pane: in.PaneID, Epoch: v.Epoch(), Line: at}.String()
 		res.Continuous = !foreign
+		if res.DroppedLines == 0 {
+			res.Unfinished = unfinished
+		}
 		var notes []string
 		if foreign {
 			notes = append(notes, fmt.Sprintf("this server was not watching the pane since your cursor (it stops %s after the last capture_since, run_shell_command or wait_for_text for the pane, or its connection ended), so lines printed meanwhile may be missing and these are the screen's; missedLines is a lower bound; from this cursor on it is exact", s.viewKeep()))
@@ -220,15 +227,17 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	}
 
 	var (
-		lines  []string
-		missed uint64
-		marks  []live.Mark
-		newest uint64
-		future bool
+		lines      []string
+		missed     uint64
+		marks      []live.Mark
+		newest     uint64
+		future     bool
+		unfinished string
 	)
 	read := func() {
 		v.Read(func(l *live.Lines) {
 			newest = l.Newest()
+			unfinished = l.Unfinished()
 			if cur.Line > newest {
 				future = true
 				return
@@ -330,6 +339,12 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	}
 	if m := live.MarksNote(marks, 0); m != "" {
 		notes = append(notes, m)
+	}
+	if t.DroppedLines == 0 {
+		res.Unfinished = unfinished // it follows the last of lines only when none is left for later
+		if len(t.Lines) == 0 && unfinished != "" && res.EffectiveTimeoutMs > 0 {
+			notes = append(notes, "no line ended while this waited, but the pane shows an unfinished one (unfinished): a program may be waiting for input there")
+		}
 	}
 	if !v.Alive() {
 		notes = append(notes, "the connection that watched the pane ended (its session or server went away)")

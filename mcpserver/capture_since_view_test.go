@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,5 +248,36 @@ func TestCaptureSinceMovedPane(t *testing.T) {
 	got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor})
 	if !got.Continuous || len(got.Lines) != 2 || got.Lines[0] != "$ echo after-$((1+1))" || got.Lines[1] != "after-2" {
 		t.Errorf("the next call: %+v; want continuous, the prompt with the typed line (the view began at the prompt) and after-2", got)
+	}
+}
+
+// A question a program prints and waits on never ends its line: capture_since shows it as
+// unfinished (not in lines, not counted by the cursor), and says so when a wait found no line
+// ended; once answered, the whole line comes in lines.
+func TestCaptureSinceShowsTheUnfinishedLine(t *testing.T) {
+	t.Parallel()
+	ts := tmuxtest.Start(t)
+	pane := ts.NewSession("ask", "bash", "--norc", "--noprofile", "-i")
+	ts.WaitFor(pane, func(s string) bool { return strings.TrimSpace(s) != "" })
+	cs := connect(t, ts, Deps{})
+	got := captureSince(t, cs, map[string]any{"paneId": pane})
+	ts.Type(pane, "printf 'Contin''ue? [y/N] '; read answer; echo got-$answer", true)
+	tmuxtest.Eventually(t, 15*time.Second, "the question shown as the unfinished line", func() bool {
+		got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor, "waitMs": 200})
+		return got.Unfinished == "Continue? [y/N]"
+	}, func() string { return fmt.Sprintf("the last answer: %+v", got) })
+	waited := captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor, "waitMs": 300})
+	if len(waited.Lines) != 0 || waited.Unfinished != "Continue? [y/N]" || !strings.Contains(waited.Note, "waiting for input") {
+		t.Errorf("a wait while the question stays: %+v; want no lines, the question unfinished, and a note saying a program may wait for input", waited)
+	}
+	ts.Type(pane, "y", true)
+	var lines []string
+	tmuxtest.Eventually(t, 15*time.Second, "the answered question and its echo in lines", func() bool {
+		got = captureSince(t, cs, map[string]any{"paneId": pane, "cursor": got.Cursor, "waitMs": 200})
+		lines = append(lines, got.Lines...)
+		return slices.Contains(lines, "got-y")
+	}, func() string { return fmt.Sprintf("lines %q", lines) })
+	if !slices.Contains(lines, "Continue? [y/N] y") {
+		t.Errorf("lines after the answer %q; want the question's whole line, Continue? [y/N] y", lines)
 	}
 }
