@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/internal/cursor"
 	"github.com/libtmux/libtmux-mcp/live"
@@ -233,6 +234,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		newest     uint64
 		future     bool
 		unfinished string
+		asking     bool // the wait ended on an unfinished line that held still
 	)
 	read := func() {
 		v.Read(func(l *live.Lines) {
@@ -285,14 +287,48 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		wctx, w := s.startWait(ctx, req, in.WaitMs, "capture_since")
 		defer w.end()
 		res.EffectiveTimeoutMs = w.ms()
+		// A line the pane starts during the wait and then leaves as it is (a question waiting
+		// for its answer) ends the wait once it has held still for questionSettles: no line
+		// would end before the answer. One already there when the wait began (a shell's
+		// prompt) does not, and neither does one that keeps changing (a progress bar).
+		before, settled := unfinished, (<-chan time.Time)(nil)
+		var settle *time.Timer
+		defer func() {
+			if settle != nil {
+				settle.Stop()
+			}
+		}()
+		held := func() {
+			if unfinished == "" || unfinished == before {
+				settled = nil
+				return
+			}
+			if settle == nil {
+				settle = time.NewTimer(questionSettles)
+			} else {
+				settle.Reset(questionSettles)
+			}
+			settled = settle.C
+		}
 	wait:
 		for len(lines) == 0 {
 			select {
 			case <-v.Changed():
+				was := unfinished
 				read()
+				if unfinished != was {
+					held()
+				}
+			case <-settled:
+				asking = true
+				break wait
 			case <-v.Wake():
 				// An event that may end the pane (or output): look.
+				was := unfinished
 				read()
+				if unfinished != was {
+					held()
+				}
 				if len(lines) == 0 {
 					if pos, perr = v.Position(ctx); perr != nil || pos.Dead {
 						break wait
@@ -342,7 +378,10 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	}
 	if t.DroppedLines == 0 {
 		res.Unfinished = unfinished // it follows the last of lines only when none is left for later
-		if len(t.Lines) == 0 && unfinished != "" && res.EffectiveTimeoutMs > 0 {
+		switch {
+		case asking && len(t.Lines) == 0:
+			notes = append(notes, fmt.Sprintf("the pane started a line during the wait and left it unfinished for %s (unfinished): a program may be waiting for input there, so this answered before its wait ended", questionSettles))
+		case len(t.Lines) == 0 && unfinished != "" && res.EffectiveTimeoutMs > 0:
 			notes = append(notes, "no line ended while this waited, but the pane shows an unfinished one (unfinished): a program may be waiting for input there")
 		}
 	}
@@ -355,6 +394,10 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 	res.Note = strings.Join(notes, "; ")
 	return res, nil, true
 }
+
+// questionSettles is how long a line a pane started during a capture_since wait must stay
+// unfinished and unchanged for the wait to end on it.
+const questionSettles = 500 * time.Millisecond
 
 // viewRetried marks a capture_since that already started again on a new
 // view after its view's connection failed.

@@ -281,3 +281,25 @@ func TestCaptureSinceShowsTheUnfinishedLine(t *testing.T) {
 		t.Errorf("lines after the answer %q; want the question's whole line, Continue? [y/N] y", lines)
 	}
 }
+
+// A question a program prints during a capture_since wait ends the wait once it has held still
+// for a moment, long before the wait's own end; a shell's prompt already shown when the wait
+// began does not (TestCaptureSinceShowsTheUnfinishedLine waits on one).
+func TestCaptureSinceWaitEndsOnAQuestion(t *testing.T) {
+	t.Parallel()
+	ts := tmuxtest.Start(t)
+	gate := filepath.Join(ts.Dir, "gate")
+	pane := ts.NewSession("ask", "sh", "-c", "echo ready; while [ ! -e "+gate+" ]; do sleep 0.05; done; printf 'Overwrite? [y/N] '; read answer; echo got-$answer; sleep 30")
+	ts.WaitForText(pane, "ready")
+	cs := connect(t, ts, Deps{})
+	got := captureSince(t, cs, map[string]any{"paneId": pane})
+	ch := callAsync[captureSinceResult](cs, "capture_since", map[string]any{"paneId": pane, "cursor": got.Cursor, "waitMs": 30000})
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The call's own wait is 30 s; the test's bound is shorter.
+	asked := receive(t, ch, 20*time.Second)
+	if len(asked.Lines) != 0 || asked.Unfinished != "Overwrite? [y/N]" || !strings.Contains(asked.Note, "answered before its wait ended") {
+		t.Errorf("a wait during which a question came: %+v; want no lines, the question unfinished, and a note saying the wait ended on it", asked)
+	}
+}
