@@ -382,7 +382,7 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		case asking && len(t.Lines) == 0:
 			notes = append(notes, fmt.Sprintf("the pane started a line during the wait and left it unfinished for %s (unfinished): a program may be waiting for input there, so this answered before its wait ended", questionSettles))
 		case len(t.Lines) == 0 && unfinished != "" && res.EffectiveTimeoutMs > 0:
-			notes = append(notes, "no line ended while this waited, but the pane shows an unfinished one (unfinished): a program may be waiting for input there")
+			notes = append(notes, "no line ended while this waited; the pane shows an unfinished one (unfinished): a shell's prompt, or a program waiting for input")
 		}
 	}
 	if !v.Alive() {
