@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -8,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -284,16 +287,50 @@ func TestCaptureSinceShowsTheUnfinishedLine(t *testing.T) {
 
 // A question a program prints during a capture_since wait ends the wait once it has held still
 // for a moment, long before the wait's own end; a shell's prompt already shown when the wait
-// began does not (TestCaptureSinceShowsTheUnfinishedLine waits on one).
+// began does not (TestCaptureSinceShowsTheUnfinishedLine waits on one). The question comes only
+// after the wait's first progress notification: the wait has begun then.
 func TestCaptureSinceWaitEndsOnAQuestion(t *testing.T) {
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	gate := filepath.Join(ts.Dir, "gate")
 	pane := ts.NewSession("ask", "sh", "-c", "echo ready; while [ ! -e "+gate+" ]; do sleep 0.05; done; printf 'Overwrite? [y/N] '; read answer; echo got-$answer; sleep 30")
 	ts.WaitForText(pane, "ready")
-	cs := connect(t, ts, Deps{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiting := make(chan struct{})
+	var once sync.Once
+	client := mcp.NewClient(&mcp.Implementation{Name: "question", Version: "0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { once.Do(func() { close(waiting) }) },
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	go New(ctx, withServer(t, ts, Deps{})).Run(ctx, st)
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
 	got := captureSince(t, cs, map[string]any{"paneId": pane})
-	ch := callAsync[captureSinceResult](cs, "capture_since", map[string]any{"paneId": pane, "cursor": got.Cursor, "waitMs": 30000})
+	ch := make(chan reply[captureSinceResult], 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "capture_since", Arguments: map[string]any{"paneId": pane, "cursor": got.Cursor, "waitMs": 30000}}
+		params.SetProgressToken("question")
+		res, err := cs.CallTool(ctx, params)
+		r := reply[captureSinceResult]{name: "capture_since", err: err}
+		if err == nil && res.IsError {
+			r.toolErr = fmt.Sprint(res.Content)
+		} else if err == nil {
+			raw, _ := json.Marshal(res.StructuredContent)
+			r.err = json.Unmarshal(raw, &r.out)
+		}
+		ch <- r
+	}()
+	select {
+	case <-waiting:
+	case r := <-ch:
+		t.Fatalf("capture_since answered before its wait began: %+v", r)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress notification of the capture_since wait within 20 s")
+	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
