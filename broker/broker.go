@@ -242,15 +242,17 @@ type Broker struct {
 
 	stamps stamper
 
-	markMu  sync.Mutex // serializes mark
-	mu      sync.Mutex
-	shells  map[string]*shell      // by pane
-	runs    map[string]*run        // by run id, while waiting for the shell's STATE (and SPAWN)
-	busy    map[string]bool        // panes with a run in flight
-	history map[string][]RunRecord // by pane: the last MaxHistory runs
-	wg      sync.WaitGroup         // connection goroutines
-	runWG   sync.WaitGroup         // runs in flight
-	closed  bool
+	markMu sync.Mutex // serializes mark
+	mu     sync.Mutex
+	shells map[string]*shell // by pane
+	// shellSet is closed, and replaced, each time hello puts a shell in shells (awaitShell).
+	shellSet chan struct{}
+	runs     map[string]*run        // by run id, while waiting for the shell's STATE (and SPAWN)
+	busy     map[string]bool        // panes with a run in flight
+	history  map[string][]RunRecord // by pane: the last MaxHistory runs
+	wg       sync.WaitGroup         // connection goroutines
+	runWG    sync.WaitGroup         // runs in flight
+	closed   bool
 
 	background map[string]*Background // by handle: background runs in flight and kept after
 	bgRunning  int                    // background runs in flight, or being started
@@ -279,7 +281,7 @@ func New(ln *Listener, cfg Config) (*Broker, error) {
 	}
 	b := &Broker{
 		cfg: cfg, l: ln, sock: ln.sock, ln: ln.ln, uid: os.Getuid(), bootID: boot, server: cfg.Server,
-		shells: map[string]*shell{}, runs: map[string]*run{}, busy: map[string]bool{},
+		shells: map[string]*shell{}, shellSet: make(chan struct{}), runs: map[string]*run{}, busy: map[string]bool{},
 		history: map[string][]RunRecord{}, background: map[string]*Background{}, keepFinished: KeepFinished,
 	}
 	if cfg.Server.SocketPath != "" {
@@ -475,6 +477,8 @@ func (b *Broker) hello(conn *net.UnixConn, r *bufio.Reader, peer peercred.Peer, 
 	b.mu.Lock()
 	old := b.shells[e.Pane]
 	b.shells[e.Pane] = sh
+	close(b.shellSet)
+	b.shellSet = make(chan struct{})
 	b.mu.Unlock()
 	if old != nil {
 		b.lose(old, "replaced by a new enrollment")

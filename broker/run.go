@@ -95,6 +95,9 @@ func (b *Broker) admit(ctx context.Context, req Request) (*enroll.Enrollment, *s
 		return no(r)
 	}
 	sh := b.shellFor(req.Pane)
+	if sh == nil || sh.e != e {
+		sh = b.awaitShell(ctx, req.Pane, e)
+	}
 	st, stErr := peercred.ReadStat(e.PID) // read once, for both checks below
 	if sh != nil && sh.e == e && stErr == nil && sh.execd(st) {
 		b.lose(sh, "the shell exec'd another program")

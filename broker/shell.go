@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/libtmux/libtmux-mcp/broker/peercred"
 	"github.com/libtmux/libtmux-mcp/broker/privfile"
@@ -262,6 +263,36 @@ func (b *Broker) shellFor(pane string) *shell {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.shells[pane]
+}
+
+// shellRegisters bounds awaitShell: what hello does between the registry's accepting an
+// enrollment and its shell's joining shells (a stat and a FIFO) takes well under a millisecond,
+// unless the machine is loaded.
+const shellRegisters = 2 * time.Second
+
+// awaitShell returns pane's shell once it is enrollment e's. The registry says a pane is
+// enrolled as soon as it accepts the shell's HELLO, a moment before hello puts the shell in
+// shells: a run asked in that moment (right after list_panes showed the pane enrolled) would
+// otherwise be told the shell closed its connection. It returns what shells holds for the pane
+// when e is lost, ctx ends or shellRegisters passes.
+func (b *Broker) awaitShell(ctx context.Context, pane string, e *enroll.Enrollment) *shell {
+	timer := time.NewTimer(shellRegisters)
+	defer timer.Stop()
+	for {
+		b.mu.Lock()
+		sh, set := b.shells[pane], b.shellSet
+		b.mu.Unlock()
+		if (sh != nil && sh.e == e) || e.Lost() {
+			return sh
+		}
+		select {
+		case <-set:
+		case <-timer.C:
+			return sh
+		case <-ctx.Done():
+			return sh
+		}
+	}
 }
 
 // shellByID returns the live shell enrolled as id.
