@@ -299,16 +299,7 @@ func TestCaptureSinceWaitEndsOnAQuestion(t *testing.T) {
 	defer cancel()
 	waiting := make(chan struct{})
 	var once sync.Once
-	client := mcp.NewClient(&mcp.Implementation{Name: "question", Version: "0"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { once.Do(func() { close(waiting) }) },
-	})
-	st, ct := mcp.NewInMemoryTransports()
-	go New(ctx, withServer(t, ts, Deps{})).Run(ctx, st)
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectWithProgress(t, ts, func(*mcp.ProgressNotificationParams) { once.Do(func() { close(waiting) }) })
 	got := captureSince(t, cs, map[string]any{"paneId": pane})
 	ch := make(chan reply[captureSinceResult], 1)
 	go func() {

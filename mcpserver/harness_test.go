@@ -199,3 +199,22 @@ func jsonEqual(a, b string) bool {
 	jb, _ := json.Marshal(y)
 	return string(ja) == string(jb)
 }
+
+// connectWithProgress is connect for a client that hands every progress notification to
+// onProgress; the session and its server end with the test.
+func connectWithProgress(t *testing.T, ts *tmuxtest.Server, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	client := mcp.NewClient(&mcp.Implementation{Name: "progress", Version: "0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { onProgress(req.Params) },
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	go New(ctx, withServer(t, ts, Deps{})).Run(ctx, st)
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}

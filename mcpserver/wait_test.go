@@ -42,20 +42,11 @@ func TestWaitProgress(t *testing.T) {
 	defer cancel()
 	var mu sync.Mutex
 	var got []*mcp.ProgressNotificationParams
-	client := mcp.NewClient(&mcp.Implementation{Name: "progress", Version: "0"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			got = append(got, req.Params)
-			mu.Unlock()
-		},
+	cs := connectWithProgress(t, ts, func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
 	})
-	st, ct := mcp.NewInMemoryTransports()
-	go New(ctx, withServer(t, ts, Deps{})).Run(ctx, st)
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	params := &mcp.CallToolParams{Name: "wait_for_channel", Arguments: map[string]any{"channel": "slow", "timeoutMs": 4500}}
 	params.SetProgressToken("tok-1")
 	res, err := cs.CallTool(ctx, params)
