@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 // largeFrames is how many large frames TestHostileFramesLarge sends at
@@ -27,9 +29,7 @@ const (
 // answered without go-sdk, the eight kept 17 to 21 MiB.
 func TestHostileFramesLarge(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("hostile frames; skipped with -short")
-	}
+	tmuxtest.NeedLoad(t)
 	ops := `{"operations":[` + strings.TrimSuffix(strings.Repeat(`{"tool":"list_panes"},`, largeOperations), ",") + `]}`
 	refused := wantToolError(`call_read_tools_batch: \"operations\" has more than 256 items; send at most 256`)
 	for _, transport := range []string{"stdio", "http"} {
@@ -48,9 +48,7 @@ func TestHostileFramesLarge(t *testing.T) {
 // go-sdk's handler queue (without that, the eight kept about 32 MB).
 func TestHostileFramesLargeAccepted(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("hostile frames; skipped with -short")
-	}
+	tmuxtest.NeedLoad(t)
 	meta := `{"_meta":{"pad":"` + strings.Repeat("x", 3_900_000) + `"}}`
 	answered := func(l string) string {
 		if !strings.Contains(l, `"result":{}`) {

@@ -432,9 +432,7 @@ func waitAnswers(t *testing.T, lines, signal []string) {
 // TestHostileFramesStdio plays the hostile frames over stdio.
 func TestHostileFramesStdio(t *testing.T) {
 	// Not in parallel: each starts 128 tmux wait-for processes.
-	if testing.Short() {
-		t.Skip("hostile frames; skipped with -short")
-	}
+	tmuxtest.NeedLoad(t)
 	ts, pane, window := hostileServer(t)
 	p := startHostile(t, ts, "stdio")
 	start := time.Now()
@@ -487,9 +485,7 @@ func TestHostileFramesStdio(t *testing.T) {
 // SIGTERM with a call in flight: it is answered before the exit.
 func TestHostileFramesHTTP(t *testing.T) {
 	// Not in parallel: each starts 128 tmux wait-for processes.
-	if testing.Short() {
-		t.Skip("hostile frames; skipped with -short")
-	}
+	tmuxtest.NeedLoad(t)
 	ts, pane, window := hostileServer(t)
 	p := startHostile(t, ts, "http")
 	warmIDs, idle := p.initialize(t, pane, time.Now().Add(hostileTimeout))

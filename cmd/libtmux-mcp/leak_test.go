@@ -93,9 +93,7 @@ func children(t *testing.T) int {
 // (broker, registry, enrolled zsh, the built helper) and runs tmux_run 1,000
 // times: goroutines, open fds and child processes must not grow.
 func TestThousandRunsLeakNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1,000 runs; skipped with -short")
-	}
+	tmuxtest.NeedLoad(t)
 	bins := testbin.Build(t)
 	ts := tmuxtest.Start(t)
 	tmuxtest.Need(t, "zsh")

@@ -11,9 +11,7 @@ import (
 // waits in turn (wait_for_text that times out after 1 ms, capture_since that waits 1 ms for
 // lines that never come), each through a control-mode connection: goroutines, open fds and child processes must not grow.
 func TestThousandWaitsLeakNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1,000 waits; skipped with -short")
-	}
+	tmuxtest.NeedLoad(t)
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("leak", "sh", "-c", "echo ready; exec sleep 600")
 	ts.WaitFor(pane, func(s string) bool { return strings.HasPrefix(s, "ready") })

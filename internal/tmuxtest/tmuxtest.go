@@ -7,7 +7,8 @@
 // HOME at an empty directory, so a developer's own zsh and bash setup
 // never takes part. Tests that need tmux or zsh
 // skip when it is missing, unless LIBTMUX_MCP_REQUIRE_INTEGRATION=1 (set by
-// CI), which makes a missing tool a failure.
+// CI), which makes a missing tool a failure. Load tests (NeedLoad) run only
+// when asked for, and always in CI.
 package tmuxtest
 
 import (
@@ -28,14 +29,19 @@ import (
 	"github.com/libtmux/libtmux-mcp/tmux"
 )
 
+// RequireEnv names the variable CI sets so that no test skips:
+// LIBTMUX_MCP_REQUIRE_INTEGRATION=1 makes a missing tmux or zsh a failure
+// and runs the load tests (NeedLoad).
+const RequireEnv = "LIBTMUX_MCP_REQUIRE_INTEGRATION"
+
 // Need skips (or, in CI, fails) the test when a program is missing.
 func Need(t testing.TB, programs ...string) {
 	t.Helper()
 	for _, p := range programs {
 		if _, err := exec.LookPath(p); err != nil {
 			msg := fmt.Sprintf("%s is not installed (apt-get install tmux zsh)", p)
-			if os.Getenv("LIBTMUX_MCP_REQUIRE_INTEGRATION") == "1" {
-				t.Fatal(msg + "; LIBTMUX_MCP_REQUIRE_INTEGRATION=1 makes this a failure")
+			if os.Getenv(RequireEnv) == "1" {
+				t.Fatal(msg + "; " + RequireEnv + "=1 makes this a failure")
 			}
 			t.Skip(msg)
 		}
@@ -453,6 +459,27 @@ func NeedTiming(t testing.TB) {
 	t.Helper()
 	if !Timing() {
 		t.Skip("asserts a figure of this machine; run with " + TimingEnv + "=1")
+	}
+}
+
+// LoadEnv names the variable that runs the load tests: the tests whose
+// subject is the server under a load (cmd/libtmux-mcp's hostile-frame tests,
+// thousands of frames and 130 concurrent waits, and its 1,000-run and
+// 1,000-wait leak tests). They cost about 55 of the 240 CPU-seconds of a
+// whole go test ./... on a 2-core machine, so a plain go test leaves them
+// out; LIBTMUX_MCP_LOAD_TESTS=1 runs them, and so does RequireEnv (CI,
+// where nothing skips).
+const LoadEnv = "LIBTMUX_MCP_LOAD_TESTS"
+
+// NeedLoad skips a load test unless LoadEnv=1 or RequireEnv=1, and always
+// under -short.
+func NeedLoad(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a load test; skipped with -short")
+	}
+	if os.Getenv(LoadEnv) != "1" && os.Getenv(RequireEnv) != "1" {
+		t.Skip("a load test; run with " + LoadEnv + "=1 (CI runs it)")
 	}
 }
 
