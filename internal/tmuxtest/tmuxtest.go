@@ -465,10 +465,10 @@ func NeedTiming(t testing.TB) {
 // LoadEnv names the variable that runs the load tests: the tests whose
 // subject is the server under a load (cmd/libtmux-mcp's hostile-frame tests,
 // thousands of frames and 130 concurrent waits, and its 1,000-run and
-// 1,000-wait leak tests). They cost about 55 of the 240 CPU-seconds of a
-// whole go test ./... on a 2-core machine, so a plain go test leaves them
-// out; LIBTMUX_MCP_LOAD_TESTS=1 runs them, and so does RequireEnv (CI,
-// where nothing skips).
+// 1,000-wait leak tests). They cost a fifth to a quarter of a whole go
+// test ./... on a 2-core machine, so a plain go test leaves them out;
+// LIBTMUX_MCP_LOAD_TESTS=1 runs them, and so does RequireEnv (CI, where
+// nothing skips).
 const LoadEnv = "LIBTMUX_MCP_LOAD_TESTS"
 
 // NeedLoad skips a load test unless LoadEnv=1 or RequireEnv=1, and always
