@@ -298,7 +298,14 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 				settle.Stop()
 			}
 		}()
-		held := func() {
+		// look reads the view again and, when the unfinished line changed, starts (or stops)
+		// timing how long it holds still.
+		look := func() {
+			was := unfinished
+			read()
+			if unfinished == was {
+				return
+			}
 			if unfinished == "" || unfinished == before {
 				settled = nil
 				return
@@ -314,21 +321,13 @@ func (s *server) captureSinceStream(ctx context.Context, req *mcp.CallToolReques
 		for len(lines) == 0 {
 			select {
 			case <-v.Changed():
-				was := unfinished
-				read()
-				if unfinished != was {
-					held()
-				}
+				look()
 			case <-settled:
 				asking = true
 				break wait
 			case <-v.Wake():
 				// An event that may end the pane (or output): look.
-				was := unfinished
-				read()
-				if unfinished != was {
-					held()
-				}
+				look()
 				if len(lines) == 0 {
 					if pos, perr = v.Position(ctx); perr != nil || pos.Dead {
 						break wait

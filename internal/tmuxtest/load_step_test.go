@@ -1,27 +1,23 @@
-package tmuxtest
+package tmuxtest_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/libtmux/libtmux-mcp/internal/tmuxtest"
 )
 
 // TestCIRunsTheLoadTests: a plain go test leaves the load tests out
 // (NeedLoad), so CI must ask for them before its first go test, or they
 // would run nowhere.
 func TestCIRunsTheLoadTests(t *testing.T) {
-	script, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(script)
-	asks := strings.Index(s, "\nexport "+RequireEnv+"=1\n")
+	s := string(ciRun(t))
+	asks := strings.Index(s, "\nexport "+tmuxtest.RequireEnv+"=1\n")
 	firstTest := strings.Index(s, "\ngo test ")
 	if firstTest < 0 {
 		t.Fatal(".ci/run runs no go test; the search is broken")
 	}
 	if asks < 0 || asks > firstTest {
-		t.Errorf(".ci/run does not export %s=1 before its first go test: the load tests (%s) would be skipped there", RequireEnv, LoadEnv)
+		t.Errorf(".ci/run does not export %s=1 before its first go test: the load tests (%s) would be skipped there", tmuxtest.RequireEnv, tmuxtest.LoadEnv)
 	}
 }

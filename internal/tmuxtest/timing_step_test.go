@@ -20,10 +20,7 @@ import (
 // asserted nowhere.
 func TestTimingStepRunsEveryTimingTest(t *testing.T) {
 	root := filepath.Join("..", "..")
-	script, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := ciRun(t)
 	step := regexp.MustCompile(`LIBTMUX_MCP_TIMING_TESTS=1 go test [^\n]*-run '([^']+)'([^\n]*)`).FindSubmatch(script)
 	if step == nil {
 		t.Fatal(".ci/run has no step running go test -run '…' with LIBTMUX_MCP_TIMING_TESTS=1")
@@ -130,4 +127,14 @@ func timingTests(t *testing.T, root string) []timingTest {
 	}
 	slices.SortFunc(out, func(a, b timingTest) int { return strings.Compare(a.dir+"."+a.name, b.dir+"."+b.name) })
 	return out
+}
+
+// ciRun is .ci/run's text.
+func ciRun(t *testing.T) []byte {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return script
 }
