@@ -137,6 +137,7 @@ func TestRunStartOutlivesTheClientTimeout(t *testing.T) {
 // collected with its head, its tail, the exact count of what was left out, and its exit status
 // (a tmux_run of the same script answers output_overflow and nothing else).
 func TestRunStartKeepsHeadAndTailOfBigOutput(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the broker's spool of a 20 MB output")
 	t.Parallel()
 	e := enrollPane(t)
 	const n = 20_000_000
@@ -192,6 +193,7 @@ func (e *enrolled) startedGroup(t testing.TB) (string, int) {
 // The acceptance's third case: cancel_run stops a running script, and its process group is
 // gone after.
 func TestCancelRunStopsTheBackgroundGroup(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the broker stopping a script's process group")
 	t.Parallel()
 	e := enrollPane(t)
 	handle, pgid := e.startedGroup(t)
@@ -303,6 +305,7 @@ func TestServerExitStopsBackgroundRuns(t *testing.T) {
 // A server's cap of background runs refuses one more with too_many_runs, naming the setting and
 // list_runs; a run past the background time limit is stopped and answers timed_out.
 func TestRunStartCapAndTimeLimit(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the broker's cap and time limit of background runs")
 	t.Parallel()
 	e := invitePaneEnv(t, []string{"--background-timeout", "2s"}, []string{"LIBTMUX_MCP_MAX_BACKGROUND_RUNS=1"})
 	e.source(t)

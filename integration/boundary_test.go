@@ -95,6 +95,7 @@ func TestTmuxRunForgedAnswerFromInheritedDescriptor(t *testing.T) {
 // answer was not written by the enrolled shell, drops the connection, and nothing runs (issue 17,
 // finding 2).
 func TestTmuxRunForgedAnswerFromPromptSubstitution(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the broker telling the enrolled shell's answer from a forged one")
 	t.Parallel()
 	e := enrollPane(t)
 	e.stdoutOf(t, "true")                            // the resident helper exists: a GO alone would start a run
@@ -140,6 +141,7 @@ func (e *enrolled) leavePromptForRead(t *testing.T) {
 // (it knows it from the started record): the sleep is gone within 2 s of the kill, and the
 // answer says the group was stopped (issue 17, finding 4: the script ran on, orphaned).
 func TestTmuxRunHelperKilledStopsTheScript(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the broker stopping a script whose helper was killed")
 	t.Parallel()
 	e := enrollPane(t)
 	done, sh, helperPID := e.runUnderHelper(t, "printf ready; sleep 30")

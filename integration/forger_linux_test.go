@@ -150,6 +150,7 @@ func forgerFunction(mode, mark string) string {
 // and LD_PRELOAD; forgeOnPrompt fails so on the code before the STATE connection). Unprivileged, the kernel refuses the forged
 // credentials with EPERM: TestTmuxRunForgedAnswerFromPromptSubstitution covers that case.
 func TestTmuxRunRootForgedCredentials(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the broker refusing forged peer credentials")
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("only root can forge SCM_CREDENTIALS; unprivileged, TestTmuxRunForgedAnswerFromPromptSubstitution covers the inherited connection")

@@ -269,6 +269,7 @@ func TestTmuxRunShellExitsDuringRun(t *testing.T) {
 }
 
 func TestTmuxRunHelperKilled(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the answer of a run whose helper was killed")
 	t.Parallel()
 	e := enrollPane(t)
 	done, _, helperPID := e.runUnderHelper(t, "printf ready; sleep 60")
@@ -347,6 +348,7 @@ func TestTmuxRunStdinEOFStopsTheScript(t *testing.T) {
 }
 
 func TestTmuxRunReportsProgress(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the broker's progress notifications")
 	t.Parallel()
 	e := enrollPane(t)
 	params := &mcp.CallToolParams{Name: "tmux_run", Arguments: map[string]any{

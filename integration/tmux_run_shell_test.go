@@ -85,6 +85,7 @@ func TestTmuxRunEarlierPromptConnectionReplacesNothing(t *testing.T) {
 // started at the enrolled prompt holds only its terminal. While a foreground command runs, the
 // broker knows the shell is not at its prompt and says so at once.
 func TestTmuxRunCommandsInheritNothing(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the descriptors the enrolled shell hands its commands")
 	t.Parallel()
 	e := enrollPane(t)
 	e.stdoutOf(t, "true") // the resident helper exists

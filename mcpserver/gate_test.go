@@ -18,6 +18,7 @@ import (
 // TestHugeStringsNeverReachTmux: 10 MB names are refused before tmux is
 // asked anything, with a short error.
 func TestHugeStringsNeverReachTmux(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "a refusal before any tmux command")
 	t.Parallel()
 	ts := tmuxtest.Start(t)
 	pane := ts.NewSession("s", "sh")

@@ -32,6 +32,7 @@ func psOnPath(t *testing.T, script string) (log string) {
 // and without the pane's view. A ps that logs its calls proves ps answered.
 // (Waits and captures read no /proc at all: nothing changes for them.)
 func TestRunShellCommandThroughPS(t *testing.T) {
+	tmuxtest.NotPerRelease(t, "the prompt check through ps, the path of macOS and the BSDs")
 	t.Cleanup(fgproc.ForcePS()) // restored after every server below has stopped
 	real, err := exec.LookPath("ps")
 	if err != nil {

@@ -30,6 +30,7 @@ const (
 func TestHostileFramesLarge(t *testing.T) {
 	t.Parallel()
 	tmuxtest.NeedLoad(t)
+	tmuxtest.NotPerRelease(t, "the transports under large frames")
 	ops := `{"operations":[` + strings.TrimSuffix(strings.Repeat(`{"tool":"list_panes"},`, largeOperations), ",") + `]}`
 	refused := wantToolError(`call_read_tools_batch: \"operations\" has more than 256 items; send at most 256`)
 	for _, transport := range []string{"stdio", "http"} {
@@ -49,6 +50,7 @@ func TestHostileFramesLarge(t *testing.T) {
 func TestHostileFramesLargeAccepted(t *testing.T) {
 	t.Parallel()
 	tmuxtest.NeedLoad(t)
+	tmuxtest.NotPerRelease(t, "the transports under large frames")
 	meta := `{"_meta":{"pad":"` + strings.Repeat("x", 3_900_000) + `"}}`
 	answered := func(l string) string {
 		if !strings.Contains(l, `"result":{}`) {

@@ -483,6 +483,23 @@ func NeedLoad(t testing.TB) {
 	}
 }
 
+// ReleaseSuiteEnv names the variable .ci/suite-job sets in each tmux
+// release's suite of CI: LIBTMUX_MCP_RELEASE_SUITE=1.
+const ReleaseSuiteEnv = "LIBTMUX_MCP_RELEASE_SUITE"
+
+// NotPerRelease skips a test in a tmux release's suite of CI
+// (ReleaseSuiteEnv=1) when its subject is the same on every tmux release:
+// the transports, the broker's peer credentials, the helper, a platform's
+// path. subject says which, in the skip message. Every other run keeps it:
+// a plain go test ./..., and CI's -race step on the machine's own tmux. A
+// release suite still runs the tests that take the same paths through tmux.
+func NotPerRelease(t testing.TB, subject string) {
+	t.Helper()
+	if os.Getenv(ReleaseSuiteEnv) == "1" {
+		t.Skip("its subject (" + subject + ") is the same on every tmux release: CI runs it once, in its -race step")
+	}
+}
+
 // ShortTempDir makes a private (0700) directory named from pattern as
 // os.MkdirTemp does, with a short path under the system's temporary
 // directory: tmux and broker socket paths must stay under 108 bytes, and
