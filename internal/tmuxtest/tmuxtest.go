@@ -491,12 +491,13 @@ const ReleaseSuiteEnv = "LIBTMUX_MCP_RELEASE_SUITE"
 // (ReleaseSuiteEnv=1) when its subject is the same on every tmux release:
 // the transports, the broker's peer credentials, the helper, a platform's
 // path. subject says which, in the skip message. Every other run keeps it:
-// a plain go test ./..., and CI's -race step on the machine's own tmux. A
+// a plain go test ./..., and CI's steps on the machine's own tmux (the
+// -race step, or the step after it for a test too costly under -race). A
 // release suite still runs the tests that take the same paths through tmux.
 func NotPerRelease(t testing.TB, subject string) {
 	t.Helper()
 	if os.Getenv(ReleaseSuiteEnv) == "1" {
-		t.Skip("its subject (" + subject + ") is the same on every tmux release: CI runs it once, in its -race step")
+		t.Skip("its subject (" + subject + ") is the same on every tmux release: CI runs it once, on the machine's own tmux")
 	}
 }
 
