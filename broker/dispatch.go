@@ -66,12 +66,7 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 		return out
 	}
 	for attempt := 0; ; attempt++ {
-		p, r := b.prompt(ctx, sh)
-		if r != nil {
-			return fail(r)
-		}
-		h := sh.useHelper()
-		rep, spawned, r := b.ask(ctx, sh, p, id, h == nil)
+		rep, spawned, h, r := b.askPrompt(ctx, sh, id)
 		if r != nil {
 			return fail(r)
 		}
@@ -109,6 +104,31 @@ func (b *Broker) dispatch(ctx context.Context, sh *shell, req Request, out Outco
 			return fail(refused(CodeSpawnFailed, fmt.Sprintf("cannot send the job to the helper: %v", err)))
 		}
 		return b.execute(ctx, sh, h, req, out)
+	}
+}
+
+// maxClosedPrompts bounds how many prompts askPrompt moves past in one run.
+const maxClosedPrompts = 3
+
+// askPrompt asks the prompt the shell shows (prompt, then ask), with the resident helper of
+// that moment (nil: the shell is asked to start one). A prompt whose connection the shell had
+// closed before the broker read its end took nothing (ask could not write the RUN): the shell
+// closes it in preexec, so a command started there, and the next prompt may already be on its
+// way (a command that ended at once). That prompt is forgotten and the next one asked, within
+// prompt's deadline; a command still running is refused by prompt at once.
+func (b *Broker) askPrompt(ctx context.Context, sh *shell, id string) (reply, *spawnConn, *resident, *refusal) {
+	for closed := 0; ; closed++ {
+		p, r := b.prompt(ctx, sh)
+		if r != nil {
+			return reply{}, nil, nil, r
+		}
+		h := sh.useHelper()
+		rep, spawned, r := b.ask(ctx, sh, p, id, h == nil)
+		if r != nil && r.promptClosed && closed < maxClosedPrompts {
+			sh.detach(p)
+			continue
+		}
+		return rep, spawned, h, r
 	}
 }
 
@@ -208,7 +228,9 @@ func (b *Broker) ask(ctx context.Context, sh *shell, p *prompt, id string, needH
 		<-p.replies
 	}
 	if _, err := fmt.Fprintf(p.conn, "%s %s\n", word, id); err != nil {
-		return abort(refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt (a command started); nothing was sent — retry when the prompt is back", pane)))
+		r := refused(CodeNotAtPrompt, fmt.Sprintf("the zsh in pane %s left its prompt (a command started); nothing was sent — retry when the prompt is back", pane))
+		r.promptClosed = true
+		return abort(r)
 	}
 	deadline := time.NewTimer(b.cfg.ShellAnswer)
 	defer deadline.Stop()

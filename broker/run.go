@@ -19,6 +19,9 @@ type refusal struct {
 	code     Code
 	msg      string
 	recovery Recovery
+	// promptClosed: ask could not write on the prompt's connection, which the shell had
+	// closed; nothing was sent (askPrompt asks the next prompt).
+	promptClosed bool
 }
 
 // refused is a refusal whose message names the next step itself.
