@@ -20,7 +20,7 @@ import (
 // unixPair is a connected pair of Unix stream sockets: the broker's end and the shell's.
 func unixPair(t *testing.T) (brokerEnd, shellEnd *net.UnixConn) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
