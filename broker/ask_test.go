@@ -91,7 +91,10 @@ func TestAskMovesPastAPromptTheShellClosed(t *testing.T) {
 			return
 		}
 		id := strings.TrimPrefix(strings.TrimSpace(line), WordHelper+" ")
-		nextShell.Write([]byte(WordBusy + " " + id + "\n"))
+		if _, err := nextShell.Write([]byte(WordBusy + " " + id + "\n")); err != nil {
+			answered <- "a RUN, but answering BUSY failed: " + err.Error()
+			return
+		}
 		answered <- line
 	}()
 

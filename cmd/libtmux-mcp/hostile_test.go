@@ -111,9 +111,10 @@ func callFrame(id, tool, args string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
 }
 
-// hostileProbes are the cases of issue 18, of the sizes in z, and n frames
-// of seeded garbage, shuffled. pane and window are real targets.
-func hostileProbes(pane, window string, z hostileSizes, n int, seed uint64) []probe {
+// hostileProbes are the cases of issue 18, of this binary's sizes (load),
+// and n frames of seeded garbage, shuffled. pane and window are real targets.
+func hostileProbes(pane, window string, n int, seed uint64) []probe {
+	z := load()
 	var ps []probe
 	next := 0
 	id := func() string {
@@ -476,8 +477,7 @@ func TestHostileFramesStdio(t *testing.T) {
 	awaitWaits(t, ts.Socket, hostileCap)
 	t.Logf("%s: %d waits in tmux", time.Since(start), hostileCap)
 
-	z := load()
-	probes := hostileProbes(pane, window, z, z.stdioGarbage, 18)
+	probes := hostileProbes(pane, window, load().stdioGarbage, 18)
 	var ids []string
 	for _, pr := range probes {
 		p.send(pr.frame)
@@ -528,8 +528,7 @@ func TestHostileFramesHTTP(t *testing.T) {
 		wg.Go(func() { p.send(f) })
 	}
 	awaitWaits(t, ts.Socket, hostileCap)
-	z := load()
-	probes := hostileProbes(pane, window, z, z.httpGarbage, 19)
+	probes := hostileProbes(pane, window, load().httpGarbage, 19)
 	for _, pr := range probes {
 		p.send(pr.frame)
 	}
